@@ -1,0 +1,37 @@
+# Two commands do everything on a fresh machine:  make demo   and   make test
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+LS_VENV ?= .venv-labelstudio
+# CPU wheel of torch, installed before the project so the dependency range never pulls CUDA
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: venv demo test labelstudio clean
+
+$(VENV)/.stamp-%: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q "$(TORCH_SPEC)"
+	$(PIP) install -q -e ".[$*]"
+	rm -f $(VENV)/.stamp-*
+	touch $@
+
+venv: $(VENV)/.stamp-labelstudio
+
+demo: $(VENV)/.stamp-labelstudio
+	$(VENV)/bin/stereoset-eval demo $(DEMO_ARGS)
+
+test: $(VENV)/.stamp-test
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Label Studio server in its own environment (it pins packages the toolkit must not share)
+labelstudio: $(LS_VENV)/bin/label-studio
+
+$(LS_VENV)/bin/label-studio:
+	$(PYTHON) -m venv $(LS_VENV)
+	$(LS_VENV)/bin/python -m pip install -q --upgrade pip
+	$(LS_VENV)/bin/python -m pip install -q "label-studio==1.23.2"
+
+clean:
+	rm -rf $(VENV) $(LS_VENV) build *.egg-info

@@ -1,0 +1,1 @@
+"""stereoset-eval analysis: metrics, correlation, reports, and the command line on top."""

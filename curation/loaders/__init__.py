@@ -1,0 +1,1 @@
+"""Loaders: raw benchmark files in, :class:`curation.items.Item` lists out."""

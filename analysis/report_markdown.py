@@ -1,0 +1,51 @@
+"""report.md: the tables and notes as GitHub-flavoured Markdown (plots are in report.html)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from analysis.report_model import Report, Table
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(table: Table) -> str:
+    lines = [
+        f"**{_cell(table.title)}**",
+        "",
+        "| " + " | ".join(_cell(c) for c in table.columns) + " |",
+        "|" + "|".join("---" for _ in table.columns) + "|",
+    ]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in table.rows]
+    lines += [""] + [f"_{_cell(n)}_" for n in table.notes]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def provenance_lines(prov: Mapping[str, Any]) -> list[str]:
+    tool = prov.get("tool", {})
+    model = prov.get("model", {})
+    lines = [
+        f"- tool: {tool.get('name', 'stereoset-eval')} {tool.get('version', '?')} (git {tool.get('git_commit') or 'n/a'})",
+        f"- model: {model.get('id') or 'n/a'} (revision {model.get('revision') or 'n/a'}); method: {prov.get('method') or 'n/a'}",
+    ]
+    for f in list(prov.get("data_files", [])) + list(prov.get("score_files", [])):
+        lines.append(f"- file: `{f['path']}` sha256 `{f['sha256']}`")
+    lines.append(f"- options: `{json.dumps(prov.get('options', {}), sort_keys=True, ensure_ascii=False)}`")
+    libs = prov.get("libraries", {})
+    lines.append("- libraries: " + ", ".join(f"{k} {v}" for k, v in sorted(libs.items()) if v))
+    lines.append(f"- timestamp: {prov.get('timestamp', 'n/a')}")
+    return lines
+
+
+def render_markdown(report: Report) -> str:
+    out = [f"# {report.title}", "", "## Provenance", "", *provenance_lines(report.provenance), ""]
+    for section in report.sections:
+        out += [f"## {section.title}", ""]
+        out += [markdown_table(t) for t in section.tables]
+        out += [f"_{n}_\n" for n in section.notes]
+        if section.figures:
+            out.append(f"_Plots ({len(section.figures)}) are embedded in report.html._\n")
+    return "\n".join(out).rstrip() + "\n"

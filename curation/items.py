@@ -59,6 +59,9 @@ class Provenance:
     ``row`` is the 1-based data row (or line for JSONL, or list index for JSON) in
     ``source_file``; for derived items ``derived_from`` is the parent item id and ``edits``
     the list of edits that turn the parent's sentences into this item's sentences.
+    ``sentence_origins`` pairs each sentence role of a derived item with the role of the
+    parent sentence it was made from (the one its ``edits`` apply to): a curated pair may
+    take its ``sent_less`` from the parent's ``sent_more``.
     """
 
     source_file: str
@@ -69,10 +72,12 @@ class Provenance:
     derived_from: str | None = None
     edits: tuple[Edit, ...] = ()
     note: str | None = None
+    sentence_origins: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         out["edits"] = [e.to_dict() for e in self.edits]
+        out["sentence_origins"] = [list(o) for o in self.sentence_origins]
         return out
 
 

@@ -1,0 +1,139 @@
+"""The dataset card (README.md) of a curated version, generated from the run's result.
+
+Everything on the card comes from the result (counts, statistics, rule table, provenance);
+the prose states the definitions a reader needs to reuse the numbers (tokenisation of the
+statistics, direction convention, dimension tie order) and the license.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+BMNE_REFERENCE = {"stereoset-intra": 223, "crows-pairs": 186}
+
+
+def _md(df: pd.DataFrame, floatfmt: str = ".4f") -> str:
+    """A GitHub markdown table (no extra dependency)."""
+    cols = list(df.columns)
+
+    def fmt(v: Any) -> str:
+        if isinstance(v, float):
+            return format(v, floatfmt)
+        return str(v).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(cols) + " |", "| " + " | ".join("---" for _ in cols) + " |"]
+    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def dataset_card(result: Any, *, version: str) -> str:
+    """Markdown card for ``result`` (a :class:`~curation.pipeline.CurationResult`)."""
+    prov = result.provenance
+    removed = result.removed_table()
+    inputs = "\n".join(
+        f"- `{i['file']}` ({i['benchmark']}), sha256 `{i['sha256']}`, {i['items_loaded']} items loaded"
+        for i in prov["inputs"]
+    ) or "- (items passed in memory)"
+    bmne = "\n".join(
+        f"- {src}: {int(row['curated'])} curated pairs here vs {BMNE_REFERENCE[src]} in the BMNE release"
+        for src, row in result.counts.set_index("source").iterrows() if src in BMNE_REFERENCE
+    )
+    summary = result.rule_summary.drop(columns=["severity"])
+    priority = " > ".join(prov["config"]["dimension_priority"])
+    status_counts = removed["status"].value_counts().to_dict() if len(removed) else {}
+    return f"""---
+license: cc-by-sa-4.0
+language:
+- en
+pretty_name: stereoset-eval curated gender pairs ({version})
+task_categories:
+- text-classification
+tags:
+- stereotype
+- bias
+- gender
+---
+
+# Curated gender-swap pairs — version `{version}`
+
+Minimal pairs built from the gender items of StereoSet (intrasentence) and CrowS-Pairs by
+`stereoset-eval curate`, following the curation recipe of Zakizadeh & Pilehvar (2025),
+"Blind Men and the Elephant" (§3, §5): harmonised pair format, pitfall rules, gender-swap
+normalisation (one instance per attribute), stereotype-dimension tags.
+
+## Columns
+
+`sent_more` (the stereotypical sentence), `sent_less`, `stereo_antistereo`, `bias_type`,
+`category` (stereotype dimension; empty = needs annotation) — the BMNE schema — plus
+provenance: `id`, `source`, `source_id`, `instance` (as-is / sent_more attribute /
+sent_less attribute), `target` (StereoSet target term), `pitfalls`, `tag_source`
+(auto/human), `dimension_evidence`, `edits` (JSON list of token edits
+`sentence_role, index, old, new` over the lossless tokenisation of `curation.text`; applying
+them in reverse rebuilds the source sentence), `sentence_origins` (which source sentence
+each sentence was made from), `flags` (JSON), `source_file`, `source_sha256`, `source_row`,
+`source_format`.
+
+Direction: `sent_more` is always the stereotype-consistent sentence (as in CrowS-Pairs,
+whose metric counts `sent_more` > `sent_less` for both directions). `stereo_antistereo`
+follows CrowS-Pairs: a normalised instance built from the anti-stereotypical attribute has
+`sent_more` about the other gender, so its direction is flipped (StereoSet: stereotype
+option → `stereo`, anti-stereotype option → `antistereo`). The BMNE release writes
+`stereo` everywhere; map all to `stereo` to reproduce that.
+
+## Counts
+
+{_md(result.counts)}
+
+Left out: {len(removed)} pairs or instances ({', '.join(f'{v} {k}' for k, v in sorted(status_counts.items())) or 'none'});
+every one is listed in `removed.csv` with its rule and reason.
+
+Comparison with the BMNE release (which also applied human judgement, not yet applied here):
+{bmne or '- (no BMNE source in this run)'}
+
+## Stereotype dimensions
+
+Suggested from lexicons (attribute words first, then the rest of `sent_more`); ties:
+{priority} (Physical Characteristics last: a body word usually serves the role or judgement
+the stereotype is about, so it wins only alone). Human tags (Label Studio) override them.
+
+{_md(result.categories)}
+
+![categories](statistics/categories.png)
+
+## Statistics
+
+Words = `len(text.split())`, characters = `len(text)`; std is the sample std (ddof=1).
+
+{_md(result.lengths, '.2f')}
+
+Jaccard similarity of word sets (`curation.text.words`: lower-cased word tokens,
+punctuation dropped) between each curated sentence and the source sentence it was made
+from: over edited sentences only (`mean_jaccard_edited`) and over all curated sentences,
+unedited ones counting 1.0 (`mean_jaccard_all`). The seed paper reports 83.45%.
+
+{_md(result.jaccard)}
+
+## Pitfall rules (source pairs)
+
+`kind` says whether a rule is automatic or needs a person (judgement pitfalls of
+Blodgett et al. 2021, set in review). Rule failures (exceptions) in this run: {prov['rule_failures']}.
+
+{_md(summary)}
+
+## Provenance
+
+- tool: stereoset-eval {prov['tool_version']}; rules version {prov['rules_version']};
+  lexicon sha256 `{prov['lexicon_sha256']}`
+- configuration: `{prov['config']}`
+- inputs:
+{inputs}
+- out of scope (source/bias type: items): {prov['out_of_scope'] or 'none'}
+
+## License
+
+CC BY-SA 4.0, as StereoSet (Nadeem et al. 2021) and CrowS-Pairs (Nangia et al. 2020), from
+which every sentence is derived (ShareAlike applies).
+"""
+

@@ -1,0 +1,186 @@
+"""Stereotype-dimension tags (seed paper §5.1, App. C.3): lexicon suggestions, human overrides.
+
+:func:`suggest_dimension` looks for cue words of the four dimensions
+(:mod:`curation.lexicon.dimension_terms`) first in the pair's *attribute* (the words that
+differ, when the pair was normalised from an attribute perturbation), then in the rest of
+``sent_more`` (gendered words and names excluded). Several dimensions matching at the same
+stage are resolved by the paper's tie rule, Roles and Behaviors > Attitudes and Beliefs >
+Personality Traits, with **Physical Characteristics last**: in these sentences a body word
+usually serves the role or judgement the stereotype is about ("too fragile to be good
+soldiers"), so it wins only alone ("The male is strong"). The order is the ``priority``
+parameter and is recorded. No cue at all → dimension None and a ``needs_annotation`` flag.
+
+Tags travel on the item: ``item.dimension`` plus one ``dimension_tag`` flag (``info``)
+whose evidence holds the label, the tag source (``auto`` or ``human``) and the matches.
+:func:`apply_human_tags` (used by the Label Studio import) always overrides.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from curation.errors import StereosetEvalError, UnknownNameError
+from curation.items import Flag, Item
+from curation.lexicon.dimension_terms import DIMENSION_WORDS, PATTERNS
+from curation.spans import term_info
+from curation.text import is_word, tokenize
+
+DIMENSIONS: tuple[str, ...] = (
+    "Personality Traits", "Attitudes and Beliefs", "Roles and Behaviors", "Physical Characteristics",
+)
+DEFAULT_PRIORITY: tuple[str, ...] = (
+    "Roles and Behaviors", "Attitudes and Beliefs", "Personality Traits", "Physical Characteristics",
+)
+TAG_RULE = "dimension_tag"
+NEEDS_ANNOTATION = "needs_annotation"
+TAG_SOURCES: tuple[str, ...] = ("auto", "human")
+
+
+@dataclass(frozen=True)
+class DimensionTag:
+    """A dimension label for one item, who gave it, and why."""
+
+    item_id: str
+    label: str | None
+    source: str = "auto"
+    evidence: tuple[dict[str, str], ...] = ()
+    annotator: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.label is not None and self.label not in DIMENSIONS:
+            raise UnknownNameError("dimension", self.label, DIMENSIONS)
+        if self.source not in TAG_SOURCES:
+            raise UnknownNameError("tag source", self.source, TAG_SOURCES)
+
+
+def stems(word: str) -> list[str]:
+    """The word and simple inflection stems (``cooking`` → ``cook``, ``cooke``).
+
+    >>> stems("cooking"), stems("stories")
+    (['cooking', 'cook', 'cooke'], ['stories', 'story', 'stori', 'storie'])
+    """
+    out = [word]
+    if word.endswith("ies") and len(word) > 4:
+        out.append(word[:-3] + "y")
+    for suf in ("ing", "ed", "es", "s", "d"):
+        if word.endswith(suf) and len(word) - len(suf) >= 3:
+            base = word[: -len(suf)]
+            out.append(base)
+            if suf in ("ing", "ed"):
+                out.append(base + "e")
+                if len(base) > 3 and base[-1] == base[-2]:
+                    out.append(base[:-1])
+    return list(dict.fromkeys(out))
+
+
+def match_words(words: Iterable[str], where: str) -> list[dict[str, str]]:
+    """Cue-word matches: ``{"dimension", "word", "entry", "where"}`` per hit."""
+    hits = []
+    for w in words:
+        for cand in stems(w.lower()):
+            found = [d for d in DIMENSIONS if cand in DIMENSION_WORDS[d]]
+            for d in found:
+                hits.append({"dimension": d, "word": w, "entry": cand, "where": where})
+            if found:
+                break
+    return hits
+
+
+def match_patterns(text: str, where: str) -> list[dict[str, str]]:
+    hits = []
+    for d, pats in PATTERNS.items():
+        for pat in pats:
+            m = re.search(pat, text.lower())
+            if m:
+                hits.append({"dimension": d, "word": m.group(0), "entry": pat, "where": where})
+    return hits
+
+
+def context_words(text: str) -> list[str]:
+    """Words of ``text`` that are not gendered words or names."""
+    tokens = tokenize(text)
+    return [t for i, t in enumerate(tokens) if is_word(t) and term_info(tokens, i).kind == "plain"]
+
+
+def decide(hits: Sequence[dict[str, str]], priority: Sequence[str] = DEFAULT_PRIORITY) -> str | None:
+    """The highest-priority dimension among ``hits`` (None when there are none)."""
+    found = {h["dimension"] for h in hits}
+    return next((d for d in priority if d in found), None)
+
+
+def suggest_dimension(item: Item, *, attribute_words: Sequence[str] | None = None,
+                      priority: Sequence[str] = DEFAULT_PRIORITY) -> DimensionTag:
+    """Lexicon suggestion for ``item`` (attribute first, then the rest of ``sent_more``)."""
+    if sorted(priority) != sorted(DIMENSIONS):
+        raise ValueError(f"priority must order exactly the four dimensions {DIMENSIONS}")
+    stages = []
+    if attribute_words:
+        stages.append(match_words(attribute_words, "attribute"))
+    text = item.text("sent_more")
+    stages.append(match_words(context_words(text), "sentence") + match_patterns(text, "sentence"))
+    for hits in stages:
+        label = decide(hits, priority)
+        if label:
+            return DimensionTag(item.id, label, "auto", tuple(hits))
+    return DimensionTag(item.id, None, "auto", ())
+
+
+def tag_flag(tag: DimensionTag) -> Flag:
+    evidence: dict[str, Any] = {"label": tag.label, "source": tag.source, "matches": [dict(h) for h in tag.evidence]}
+    if tag.annotator:
+        evidence["annotator"] = tag.annotator
+    return Flag(TAG_RULE, tag.item_id, "info", f"dimension {tag.label!r} ({tag.source})", evidence)
+
+
+def with_tag(item: Item, tag: DimensionTag) -> Item:
+    """``item`` with ``tag`` applied: dimension set, previous tag flags replaced."""
+    flags = [f for f in item.flags if f.rule not in (TAG_RULE, NEEDS_ANNOTATION)]
+    flags.append(tag_flag(tag))
+    if tag.label is None and tag.source == "auto":
+        flags.append(Flag(NEEDS_ANNOTATION, item.id, "warning", "no dimension cue found: needs annotation", {}))
+    return item.replace(dimension=tag.label, flags=tuple(flags))
+
+
+def tag_of(item: Item) -> DimensionTag | None:
+    """The tag recorded on ``item`` (None if it was never tagged)."""
+    for f in reversed(item.flags):
+        if f.rule == TAG_RULE:
+            ev = f.evidence
+            return DimensionTag(item.id, ev.get("label"), ev.get("source", "auto"),
+                                tuple(dict(h) for h in ev.get("matches", ())), ev.get("annotator"))
+    return None
+
+
+def tag_items(items: Sequence[Item], *, attribute_words: Mapping[str, Sequence[str]] | None = None,
+              priority: Sequence[str] = DEFAULT_PRIORITY) -> list[Item]:
+    """Auto-tag every item that has no human tag (human tags are never overwritten)."""
+    out = []
+    for it in items:
+        current = tag_of(it)
+        if current is not None and current.source == "human":
+            out.append(it)
+            continue
+        tag = suggest_dimension(it, attribute_words=(attribute_words or {}).get(it.id), priority=priority)
+        out.append(with_tag(it, tag))
+    return out
+
+
+def apply_human_tags(items: Sequence[Item], tags: Mapping[str, str | None] | Iterable[DimensionTag], *,
+                     annotator: str | None = None) -> list[Item]:
+    """Override dimensions with human tags (item id -> label, or :class:`DimensionTag` records).
+
+    Every tag must name an item in ``items``; a label of None records "a person found no
+    dimension" (no ``needs_annotation`` flag). The tag source is recorded as ``human``.
+    """
+    if isinstance(tags, Mapping):
+        records = [DimensionTag(i, lab, "human", (), annotator) for i, lab in tags.items()]
+    else:
+        records = [DimensionTag(t.item_id, t.label, "human", t.evidence, t.annotator or annotator) for t in tags]
+    known = {it.id for it in items}
+    unknown = sorted({t.item_id for t in records} - known)
+    if unknown:
+        raise StereosetEvalError(f"human tags name {len(unknown)} unknown item id(s): {', '.join(unknown[:10])}")
+    by_id = {t.item_id: t for t in records}
+    return [with_tag(it, by_id[it.id]) if it.id in by_id else it for it in items]

@@ -1,0 +1,127 @@
+"""Write a curated version: HF ``datasets`` folder, CSV, parquet, card, rule and removed tables.
+
+Layout of the output directory (built under a temporary name and swapped into place by
+:func:`curation.atomic.atomic_directory`, so a crash never leaves half a version)::
+
+    README.md              dataset card (counts, provenance, license, rules version)
+    pairs.csv              BMNE columns + provenance columns (one row per curated pair)
+    pairs.parquet          the same table
+    hf_dataset/            datasets.Dataset.save_to_disk of the same table
+    rules_summary.csv      rule table of the source pairs (automatic + needs a person)
+    rules_summary_curated.csv   rule table of the curated pairs
+    removed.csv            every pair / instance left out, with status and reason
+    statistics/            lengths.csv, jaccard.csv, counts.csv, categories.csv,
+                           categories.png, statistics.json
+    provenance.json        tool and rules version, lexicon sha256, config, input files
+
+No timestamps are written, so the same inputs give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from curation.atomic import atomic_directory, atomic_path, atomic_write_json, atomic_write_text
+from curation.dimensions import NEEDS_ANNOTATION, tag_of
+from curation.items import Item
+from curation.pairs import INSTANCE_SEPARATOR, origin_of
+from curation.rules import RULES
+
+BMNE_COLUMNS: tuple[str, ...] = ("sent_more", "sent_less", "stereo_antistereo", "bias_type", "category")
+PROVENANCE_COLUMNS: tuple[str, ...] = (
+    "id", "source", "source_id", "instance", "target", "pitfalls", "tag_source", "dimension_evidence",
+    "edits", "sentence_origins", "flags", "source_file", "source_sha256", "source_row", "source_format",
+)
+INSTANCE_KINDS = {"": "as-is", "m": "sent_more attribute", "l": "sent_less attribute"}
+
+
+def _json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def pairs_frame(items: Sequence[Item]) -> pd.DataFrame:
+    """One row per curated item in the BMNE column schema plus provenance columns."""
+    rows = []
+    for it in items:
+        src, src_id = origin_of(it)
+        suffix = it.id.split(INSTANCE_SEPARATOR, 1)[1] if INSTANCE_SEPARATOR in it.id else ""
+        tag = tag_of(it)
+        p = it.provenance
+        rows.append({
+            "sent_more": it.text("sent_more"),
+            "sent_less": it.text("sent_less"),
+            "stereo_antistereo": it.direction or "",
+            "bias_type": it.bias_type,
+            "category": it.dimension or "",
+            "id": it.id,
+            "source": src,
+            "source_id": src_id,
+            "instance": INSTANCE_KINDS.get(suffix, suffix),
+            "target": it.target or "",
+            "pitfalls": ";".join(sorted({f.rule for f in it.flags if f.rule in RULES or f.rule == NEEDS_ANNOTATION})),
+            "tag_source": tag.source if tag else "",
+            "dimension_evidence": _json([dict(h) for h in tag.evidence]) if tag else "[]",
+            "edits": _json([e.to_dict() for e in p.edits]),
+            "sentence_origins": _json(dict(p.sentence_origins)),
+            "flags": _json([f.to_dict() for f in it.flags]),
+            "source_file": Path(p.source_file).name,
+            "source_sha256": p.sha256,
+            "source_row": "" if p.row is None else str(p.row),
+            "source_format": p.format,
+        })
+    return pd.DataFrame(rows, columns=[*BMNE_COLUMNS, *PROVENANCE_COLUMNS])
+
+
+def write_csv(df: pd.DataFrame, dest: Path) -> None:
+    with atomic_path(dest, suffix=".csv") as tmp:
+        df.to_csv(tmp, index=False, lineterminator="\n")
+
+
+def write_parquet(df: pd.DataFrame, dest: Path) -> None:
+    with atomic_path(dest, suffix=".parquet") as tmp:
+        df.to_parquet(tmp, index=False)
+
+
+def write_hf_dataset(df: pd.DataFrame, dest: Path) -> None:
+    """``datasets.Dataset.save_to_disk`` of ``df`` (all columns strings), atomically."""
+    import datasets
+
+    datasets.disable_progress_bars()
+    features = datasets.Features({c: datasets.Value("string") for c in df.columns})
+    ds = datasets.Dataset.from_dict({c: df[c].astype(str).tolist() for c in df.columns}, features=features)
+    with atomic_directory(dest) as tmp:
+        ds.save_to_disk(str(tmp))
+
+
+def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    return json.loads(df.to_json(orient="records", double_precision=10))
+
+
+def write_curation(result: Any, output: str | Path, *, card: str) -> Path:
+    """Write every artefact of a :class:`~curation.pipeline.CurationResult` to ``output``."""
+    output = Path(output)
+    frame = pairs_frame(result.items)
+    with atomic_directory(output) as tmp:
+        atomic_write_text(tmp / "README.md", card)
+        write_csv(frame, tmp / "pairs.csv")
+        write_parquet(frame, tmp / "pairs.parquet")
+        write_hf_dataset(frame, tmp / "hf_dataset")
+        write_csv(result.rule_summary, tmp / "rules_summary.csv")
+        write_csv(result.instance_rule_summary, tmp / "rules_summary_curated.csv")
+        write_csv(result.removed_table(), tmp / "removed.csv")
+        stats = tmp / "statistics"
+        for name in ("lengths", "jaccard", "counts", "categories"):
+            write_csv(getattr(result, name), stats / f"{name}.csv")
+        atomic_write_json(stats / "statistics.json", {
+            name: _records(getattr(result, name)) for name in ("lengths", "jaccard", "counts", "categories")
+        })
+        from curation.stats import category_chart
+
+        category_chart(result.categories, stats / "categories.png")
+        atomic_write_json(tmp / "provenance.json", result.provenance)
+    return output
+

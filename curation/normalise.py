@@ -1,0 +1,170 @@
+"""Gender-swap normalisation of harmonised pairs (seed paper §3.3).
+
+Every harmonised pair gets :class:`Decision` records; nothing is dropped silently:
+
+* **removed** — the pair (or one side of it) cannot become a gender minimal pair: a known
+  erratum, identical sentences, no gender term, options that differ by a gender term, a
+  perturbation that is another group's marker or a group term on one side only.
+* **kept, as is** — the pair already differs only by gendered words or names (one
+  consistent swap): one instance, no edits.
+* **kept, augmented** — the attribute was perturbed (``attribute_perturbation``): one
+  gender-swapped instance per attribute. With ``G`` the gender of ``sent_more`` and ``A_s``
+  / ``A_a`` the attributes of ``sent_more`` / ``sent_less``:
+
+  - instance ``#m``: ``sent_more`` = the original ``sent_more`` (G, A_s), ``sent_less`` = its
+    swap (G', A_s); direction unchanged.
+  - instance ``#l``: the sentence with A_a that fits the stereotype becomes ``sent_more``:
+    if ``sent_less`` has the same gender as ``sent_more`` (only the attribute differs, as in
+    every StereoSet item) it is anti-stereotypical and its *swap* (G', A_a) is ``sent_more``;
+    if its gender differs (CrowS "Women don't know how to drive" / "Men know how to drive")
+    the original ``sent_less`` (G', A_a) is ``sent_more`` and its swap ``sent_less``.
+    ``sent_more`` is then about the other gender, so the CrowS-Pairs direction flips
+    (``stereo`` ↔ ``antistereo``; see :data:`FLIP`).
+
+* **review** — an instance the rules cannot finish: the swap changed nothing (the only
+  gender marker is a given name, which is never swapped), the swapped sentence keeps a
+  gendered name (its pronouns were swapped, the name was not: "Anna's father was proud of
+  him"), or (decided after the rules run on the instances, in :mod:`curation.pipeline`) an
+  edited sentence is gender-inconsistent.
+
+StereoSet options are attributes by construction (the target stays), so a side whose
+option is a gender term or another group's marker is removed on its own and the other side
+is still normalised ("loving"/"male": the "loving" instance is kept). For CrowS-Pairs such
+a pair is removed whole: its group perturbation itself is broken ("House burglars"/"Women").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from curation.gender_swap import swap_flags, swap_gender
+from curation.items import Item, Provenance, Sentence
+from curation.pairs import INSTANCE_SEPARATOR, rehome_flags, sentence_ids
+from curation.rules import RULES
+from curation.spans import PairAnalysis, is_group_term, is_other_group_term, term_info
+
+FLIP: dict[str, str] = {"stereo": "antistereo", "antistereo": "stereo"}
+STATUSES: tuple[str, ...] = ("kept", "review", "removed")
+# pair-level removals, in the order they are checked: (rule, status)
+PAIR_REMOVALS: tuple[tuple[str, str], ...] = (
+    ("known_erratum", "removed"),
+    ("identical_pair", "removed"),
+    ("no_group_term", "removed"),
+    ("attribute_is_gender_term", "removed"),
+)
+CROWS_REMOVALS: tuple[str, ...] = ("mismatched_group_category", "other_group_marker")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What happened to one pair or instance, and why (one row of the removed table)."""
+
+    source_id: str
+    item_id: str
+    status: str
+    reason: str
+    rule: str | None = None
+    instance: Item | None = None
+    attribute_words: tuple[str, ...] = field(default=())
+
+    def to_row(self) -> dict[str, Any]:
+        return {"item_id": self.item_id, "source_id": self.source_id, "status": self.status,
+                "rule": self.rule or "", "reason": self.reason}
+
+
+def _load_flags(pair: Item, new_id: str) -> tuple:
+    """The pair's load-time flags (rule flags are recomputed on the instances)."""
+    return rehome_flags(tuple(f for f in pair.flags if f.rule not in RULES), new_id)
+
+
+def _side_markers(analysis: PairAnalysis, side: str) -> list[str]:
+    """Gender terms or other groups' markers among ``side``'s differing words."""
+    tokens = list(analysis.more_tokens if side == "more" else analysis.less_tokens)
+    out = []
+    for span in analysis.of_kind("group", "mixed", "attribute", "other_group", "mismatch"):
+        for i, tok in (span.more if side == "more" else span.less):
+            info = term_info(tokens, i)
+            if is_group_term(info, analysis.bias_type) or is_other_group_term(info, analysis.bias_type):
+                what = info.category or ("gender term" if info.kind == "gender" else "name")
+                out.append(f"{tok} ({what})")
+    return out
+
+
+def _instance(pair: Item, suffix: str, more: tuple[str, str], less: tuple[str, str], direction: str,
+              edits: tuple, extra_flags: list) -> Item:
+    """Build an instance; ``more``/``less`` are (text, pair role it was made from)."""
+    new_id = f"{pair.id}{INSTANCE_SEPARATOR}{suffix}"
+    more_id, less_id = sentence_ids(new_id)
+    origins = dict(pair.provenance.sentence_origins)
+    p = pair.provenance
+    return pair.replace(
+        id=new_id,
+        sentences=(Sentence(more_id, more[0], "sent_more"), Sentence(less_id, less[0], "sent_less")),
+        direction=direction,
+        provenance=Provenance(
+            source_file=p.source_file, sha256=p.sha256, row=p.row, format=p.format,
+            format_version=p.format_version, derived_from=p.derived_from, edits=tuple(edits),
+            sentence_origins=(("sent_more", origins.get(more[1], more[1])), ("sent_less", origins.get(less[1], less[1]))),
+        ),
+        flags=_load_flags(pair, new_id) + tuple(extra_flags),
+    )
+
+
+def _augment(pair: Item, analysis: PairAnalysis, side: str) -> Decision:
+    """The gender-swapped instance for the attribute of ``side`` (``more`` or ``less``)."""
+    role = "sent_more" if side == "more" else "sent_less"
+    text = pair.text(role)
+    suffix = "m" if side == "more" else "l"
+    inst_id = f"{pair.id}{INSTANCE_SEPARATOR}{suffix}"
+    genders_differ = bool(analysis.of_kind("group", "mixed"))
+    swap_into = "sent_more" if (side == "less" and not genders_differ) else "sent_less"
+    r = swap_gender(text, role=swap_into, protect=analysis.attribute_indices(side))
+    attr = tuple(analysis.attribute_words(side))
+    if not r.changed:
+        names = ", ".join(n for _, n, _ in r.names_left)
+        return Decision(pair.id, inst_id, "review",
+                        f"no swappable gender term outside the attribute in {role}"
+                        + (f" (given names are not swapped: {names})" if names else ""),
+                        "name_left_alone" if names else "attribute_perturbation", attribute_words=attr)
+    gendered_names = [f"{n} ({g})" for _, n, g in r.names_left if g]
+    if gendered_names:
+        return Decision(pair.id, inst_id, "review",
+                        f"given name(s) {', '.join(gendered_names)} left alone in the swapped {role}; "
+                        "pronouns that refer to them would now disagree", "name_left_alone",
+                        attribute_words=attr)
+    kept, swapped = (text, role), (r.text, role)
+    more, less = (swapped, kept) if swap_into == "sent_more" else (kept, swapped)
+    direction = pair.direction if side == "more" else FLIP.get(pair.direction or "stereo", "antistereo")
+    inst = _instance(pair, suffix, more, less, direction, r.edits, swap_flags(inst_id, r, swap_into))
+    how = "swap of the original sentence" if swap_into == "sent_less" else "swap of sent_less, now sent_more"
+    return Decision(pair.id, inst_id, "kept", f"augmented: attribute {' '.join(attr) or '(none)'!r}; {how}",
+                    "attribute_perturbation", inst, attr)
+
+
+def normalise_pair(pair: Item, analysis: PairAnalysis) -> list[Decision]:
+    """Decisions for one harmonised pair whose flags come from :func:`curation.rules.run_rules`."""
+    fired = {f.rule: f for f in pair.flags if f.rule in RULES}
+    for rule_name, status in PAIR_REMOVALS:
+        if rule_name in fired:
+            return [Decision(pair.id, pair.id, status, fired[rule_name].message, rule_name)]
+    stereoset_like = pair.target is not None
+    if not stereoset_like:
+        for rule_name in CROWS_REMOVALS:
+            if rule_name in fired:
+                return [Decision(pair.id, pair.id, "removed", fired[rule_name].message, rule_name)]
+    if analysis.is_pure_group_swap:
+        inst = pair.replace(flags=_load_flags(pair, pair.id))
+        return [Decision(pair.id, pair.id, "kept", "already a gender minimal pair", None, inst)]
+    out = []
+    for side in ("more", "less"):
+        markers = _side_markers(analysis, side) if stereoset_like else []
+        if markers:
+            suffix = "m" if side == "more" else "l"
+            rule_name = "other_group_marker" if "other_group_marker" in fired else "mismatched_group_category"
+            out.append(Decision(pair.id, f"{pair.id}{INSTANCE_SEPARATOR}{suffix}", "removed",
+                                f"the {'stereotype' if side == 'more' else 'anti-stereotype'} option is a group "
+                                f"marker: {', '.join(markers)}", rule_name))
+            continue
+        out.append(_augment(pair, analysis, side))
+    return out

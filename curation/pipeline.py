@@ -1,0 +1,157 @@
+"""The curation pipeline: load → scope → harmonise → rules → normalise → rules → tag → stats.
+
+:func:`curate_items` is pure (items in, :class:`CurationResult` out); :func:`curate_files`
+adds loading; :func:`curation.export.write_curation` writes the versioned dataset. Every
+parameter that changes the output is in :class:`CurationConfig` and in the provenance.
+
+After normalisation the automatic rules run again on the instances: an instance whose
+*edited* sentence is gender-inconsistent goes to review, an exact duplicate of an earlier
+instance is removed; everything else is kept with its flags.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from curation import __version__
+from curation.dimensions import DEFAULT_PRIORITY, DIMENSIONS, tag_items
+from curation.errors import UnknownNameError
+from curation.items import Item
+from curation.lexicon import lexicon_sha256
+from curation.loaders._files import file_sha256
+from curation.normalise import Decision, normalise_pair
+from curation.pairs import HARMONISABLE, harmonise_all
+from curation.rules import RULES_VERSION, RuleConfig, RuleFailure, rule_summary, run_rules
+from curation.spans import analyse_pair
+from curation.stats import category_table, counts_table, jaccard_table, length_table
+
+SUPPORTED_BIAS_TYPES: tuple[str, ...] = ("gender",)
+
+
+@dataclass(frozen=True)
+class CurationConfig:
+    """Every parameter of a curation run (recorded in the dataset's provenance)."""
+
+    bias_type: str = "gender"
+    rules: RuleConfig = field(default_factory=RuleConfig)
+    dimension_priority: tuple[str, ...] = DEFAULT_PRIORITY
+
+    def __post_init__(self) -> None:
+        if self.bias_type not in SUPPORTED_BIAS_TYPES:
+            raise UnknownNameError("bias type for curation (gender-swap lexicon)", self.bias_type, SUPPORTED_BIAS_TYPES)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["dimension_priority"] = list(self.dimension_priority)
+        return d
+
+
+@dataclass
+class CurationResult:
+    """Everything a curation run produced; :mod:`curation.export` writes it."""
+
+    items: list[Item]
+    pairs: list[Item]
+    decisions: list[Decision]
+    rule_summary: pd.DataFrame
+    instance_rule_summary: pd.DataFrame
+    failures: tuple[RuleFailure, ...]
+    lengths: pd.DataFrame
+    jaccard: pd.DataFrame
+    counts: pd.DataFrame
+    categories: pd.DataFrame
+    provenance: dict[str, Any]
+
+    def removed_table(self) -> pd.DataFrame:
+        """Every pair or instance not in the dataset, with status (removed/review) and reason."""
+        rows = [d.to_row() for d in self.decisions if d.status != "kept"]
+        return pd.DataFrame(rows, columns=["item_id", "source_id", "status", "rule", "reason"])
+
+
+def in_scope(items: Sequence[Item], bias_type: str) -> tuple[list[Item], dict[str, int]]:
+    """Items to curate (harmonisable source, ``bias_type``) and counts of the others per source."""
+    ok = [it.source in HARMONISABLE and it.bias_type == bias_type for it in items]
+    keep = [it for it, good in zip(items, ok) if good]
+    skipped = Counter(f"{it.source}/{it.bias_type}" for it, good in zip(items, ok) if not good)
+    return keep, dict(sorted(skipped.items()))
+
+
+def _post_decisions(decisions: list[Decision], flagged: dict[str, Item]) -> list[Decision]:
+    out = []
+    for d in decisions:
+        if d.status != "kept" or d.instance is None:
+            out.append(d)
+            continue
+        inst = flagged[d.item_id]
+        fl = {f.rule: f for f in inst.flags}
+        edited_roles = {e.sentence_role for e in inst.provenance.edits}
+        if "exact_duplicate" in fl:
+            out.append(Decision(d.source_id, d.item_id, "removed", fl["exact_duplicate"].message, "exact_duplicate",
+                                inst, d.attribute_words))
+        elif "inconsistent_gender" in fl and edited_roles & set(fl["inconsistent_gender"].evidence.get("roles", ())):
+            out.append(Decision(d.source_id, d.item_id, "review",
+                                "gender inconsistent after editing: " + fl["inconsistent_gender"].message,
+                                "inconsistent_gender", inst, d.attribute_words))
+        else:
+            out.append(Decision(d.source_id, d.item_id, "kept", d.reason, d.rule, inst, d.attribute_words))
+    return out
+
+
+def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
+                 inputs: Sequence[dict[str, Any]] = ()) -> CurationResult:
+    """Curate ``items`` (any benchmark mix); ``inputs`` describes the files for provenance."""
+    config = config or CurationConfig()
+    scoped, skipped = in_scope(items, config.bias_type)
+    pairs_run = run_rules(harmonise_all(scoped), config=config.rules)
+    pairs = pairs_run.items
+    decisions: list[Decision] = []
+    for pair in pairs:
+        decisions.extend(normalise_pair(pair, analyse_pair(pair)))
+    candidates = [d.instance for d in decisions if d.status == "kept" and d.instance is not None]
+    inst_run = run_rules(candidates, config=config.rules)
+    decisions = _post_decisions(decisions, {it.id: it for it in inst_run.items})
+    kept = [d.instance for d in decisions if d.status == "kept" and d.instance is not None]
+    curated = tag_items(kept, attribute_words={d.item_id: d.attribute_words for d in decisions if d.attribute_words},
+                        priority=config.dimension_priority)
+    provenance = {
+        "tool": "stereoset-eval",
+        "tool_version": __version__,
+        "rules_version": RULES_VERSION,
+        "lexicon_sha256": lexicon_sha256(),
+        "config": config.to_dict(),
+        "inputs": list(inputs),
+        "out_of_scope": skipped,
+        "rule_failures": len(pairs_run.failures) + len(inst_run.failures),
+    }
+    return CurationResult(
+        items=curated,
+        pairs=pairs,
+        decisions=decisions,
+        rule_summary=rule_summary(pairs, failures=pairs_run.failures),
+        instance_rule_summary=rule_summary(curated, failures=inst_run.failures),
+        failures=pairs_run.failures + inst_run.failures,
+        lengths=length_table(pairs, curated),
+        jaccard=jaccard_table(curated),
+        counts=counts_table(pairs, decisions, curated),
+        categories=category_table(curated, DIMENSIONS),
+        provenance=provenance,
+    )
+
+
+def curate_files(inputs: Sequence[tuple[str, str | Path]], *, config: CurationConfig | None = None) -> CurationResult:
+    """Load each ``(benchmark, path)`` with the loader registry and curate them together."""
+    from curation.loaders.registry import load_items
+
+    items: list[Item] = []
+    described = []
+    for benchmark, path in inputs:
+        loaded = load_items(benchmark, path)
+        items.extend(loaded)
+        described.append({"benchmark": benchmark, "file": Path(path).name, "sha256": file_sha256(path),
+                          "items_loaded": len(loaded)})
+    return curate_items(items, config=config, inputs=described)

@@ -1,0 +1,141 @@
+"""``stereoset-eval curate`` on the real gender items: outputs, card, round trip, determinism."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.cli import main
+from curation.export import BMNE_COLUMNS, pairs_frame
+from curation.pairs_io import load_pairs
+
+FILES = ("README.md", "pairs.csv", "pairs.parquet", "rules_summary.csv", "rules_summary_curated.csv",
+         "removed.csv", "provenance.json", "statistics/lengths.csv", "statistics/jaccard.csv",
+         "statistics/counts.csv", "statistics/categories.csv", "statistics/categories.png",
+         "statistics/statistics.json", "hf_dataset/state.json")
+
+
+def cli_args(ids_csv: Path, crows_csv: Path, out: Path) -> list[str]:
+    return ["curate", "--benchmark", "stereoset", "--data", str(ids_csv), "--benchmark", "crows-pairs",
+            "--data", str(crows_csv), "--bias-type", "gender", "--output", str(out)]
+
+
+@pytest.fixture(scope="module")
+def out_dir(tmp_path_factory, ids_csv, crows_csv) -> Path:
+    out = tmp_path_factory.mktemp("curated") / "v1"
+    assert main(cli_args(ids_csv, crows_csv, out)) == 0
+    return out
+
+
+def test_outputs_exist(out_dir: Path) -> None:
+    for name in FILES:
+        assert (out_dir / name).is_file(), name
+    assert not [p for p in out_dir.parent.iterdir() if p.name.startswith(".")]  # no temporary leftovers
+
+
+def test_counts_are_consistent(out_dir: Path) -> None:
+    pairs = pd.read_csv(out_dir / "pairs.csv", dtype=str, keep_default_na=False)
+    counts = pd.read_csv(out_dir / "statistics" / "counts.csv").set_index("source")
+    removed = pd.read_csv(out_dir / "removed.csv", dtype=str, keep_default_na=False)
+    assert counts.loc["stereoset-intra", "source_pairs"] == 255
+    assert counts.loc["crows-pairs", "source_pairs"] == 262
+    assert counts["curated"].sum() == len(pairs)
+    assert (pairs.groupby("source").size() == counts["curated"]).all()
+    assert set(removed["status"]) <= {"removed", "review"} and (removed["reason"] != "").all()
+    # every source pair is in the dataset or in the removed table
+    seen = set(pairs["source"] + "/" + pairs["source_id"]) | set(removed["source_id"])
+    assert len(seen) == 255 + 262
+    assert list(pairs.columns[:5]) == list(BMNE_COLUMNS)
+    assert set(pairs["stereo_antistereo"]) == {"stereo", "antistereo"}
+    assert set(pairs["bias_type"]) == {"gender"}
+    crows = pairs[pairs["source"] == "crows-pairs"]
+    assert not crows["source_id"].eq("crows:709").any()
+
+
+def test_rule_table_and_card(out_dir: Path) -> None:
+    rules = pd.read_csv(out_dir / "rules_summary.csv").set_index("rule")
+    assert set(rules["kind"]) == {"automatic", "needs a person"}
+    assert rules.loc["known_erratum", "flagged"] == 1 and rules["failures"].sum() == 0
+    card = (out_dir / "README.md").read_text(encoding="utf-8")
+    assert "license: cc-by-sa-4.0" in card and "CC BY-SA 4.0" in card
+    assert "rules version 1.0" in card and "sha256" in card and "83.45" in card
+    prov = json.loads((out_dir / "provenance.json").read_text())
+    assert {i["benchmark"] for i in prov["inputs"]} == {"stereoset", "crows-pairs"}
+    assert "timestamp" not in json.dumps(prov)
+
+
+def test_pairs_round_trip(out_dir: Path, ids_csv: Path, crows_csv: Path) -> None:
+    from curation.loaders.registry import detect_format, load_items
+
+    items = load_pairs(out_dir / "pairs.csv")
+    assert detect_format(out_dir / "pairs.csv") == "pairs-csv"
+    assert [it.id for it in load_items("pairs", out_dir / "pairs.parquet")] == [it.id for it in items]
+    frame = pairs_frame(items)
+    original = pd.read_csv(out_dir / "pairs.csv", dtype=str, keep_default_na=False)
+    # everything but the columns that name the file the items were read from
+    same = [c for c in original.columns if not c.startswith("source_")]
+    pd.testing.assert_frame_equal(frame[same], original[same])
+    assert items[0].provenance.format == "pairs-csv" and items[0].provenance.note.startswith("curated from")
+    from curation.gender_swap import original_text
+    from curation.loaders.crows import load_crows_pairs
+
+    crows = {it.id: it for it in load_crows_pairs(crows_csv)}
+    for it in items:
+        if it.id.startswith("crows-pairs/") and it.provenance.edits:
+            role, text = original_text(it, "sent_less")
+            assert text == crows[it.provenance.derived_from].text(role)
+
+
+def test_hf_dataset_matches_csv(out_dir: Path) -> None:
+    import datasets
+
+    ds = datasets.load_from_disk(str(out_dir / "hf_dataset"))
+    csv = pd.read_csv(out_dir / "pairs.csv", dtype=str, keep_default_na=False)
+    assert ds.column_names == list(csv.columns) and ds.num_rows == len(csv)
+    assert ds[0]["sent_more"] == csv.loc[0, "sent_more"]
+
+
+def test_second_run_is_byte_identical(out_dir: Path, ids_csv: Path, crows_csv: Path, tmp_path: Path) -> None:
+    out2 = tmp_path / "v2"
+    env = dict(os.environ, PYTHONHASHSEED="12345", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    # only the curate command is registered: the other commands' imports are not needed here
+    code = ("import argparse, sys; from analysis.commands import curate; p = argparse.ArgumentParser(); "
+            "curate.register(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))")
+    subprocess.run([sys.executable, "-c", code, *cli_args(ids_csv, crows_csv, out2)], check=True, env=env,
+                   capture_output=True)
+    files1 = sorted(p.relative_to(out_dir) for p in out_dir.rglob("*") if p.is_file())
+    files2 = sorted(p.relative_to(out2) for p in out2.rglob("*") if p.is_file())
+    assert files1 == files2
+    for rel in files1:
+        assert (out_dir / rel).read_bytes() == (out2 / rel).read_bytes(), rel
+
+
+def test_cli_errors_are_one_line(capsys, tmp_path: Path, crows_csv: Path) -> None:
+    assert main(["curate", "--benchmark", "crows-pairs", "--data", str(crows_csv), "--bias-type", "race",
+                 "--output", str(tmp_path / "x")]) == 2
+    assert "unknown bias type for curation" in capsys.readouterr().err
+    assert main(["curate", "--benchmark", "crows-pairs", "--data", str(tmp_path / "missing.csv"),
+                 "--output", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()
+
+
+def test_load_pairs_reports_bad_rows(tmp_path: Path) -> None:
+    from curation.errors import DataFormatError
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("sent_more,sent_less,stereo_antistereo,bias_type,category,source_id\n"
+                   "A man.,A woman.,sideways,gender,,x\n", encoding="utf-8")
+    with pytest.raises(DataFormatError, match="row 1, field 'stereo_antistereo'"):
+        load_pairs(bad)
+    bmne = tmp_path / "bmne.csv"
+    bmne.write_text("sent_less,sent_more,stereo_antistereo,bias_type,category\n"
+                    "Blue was the favorite color of the random female.,Blue was the favorite color of the random male.,"
+                    "stereo,gender,Attitudes and Beliefs\n", encoding="utf-8")
+    [item] = load_pairs(bmne)
+    assert item.id == "pairs:1" and item.dimension == "Attitudes and Beliefs" and item.text("sent_more").endswith("male.")

@@ -15,6 +15,12 @@ from pathlib import Path
 from typing import Any, Iterator
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_path(dest: str | os.PathLike[str], *, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path beside ``dest``; on success it is renamed onto ``dest``.
@@ -26,6 +32,7 @@ def atomic_path(dest: str | os.PathLike[str], *, suffix: str = "") -> Iterator[P
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=suffix + ".tmp")
     os.close(fd)
     tmp_path = Path(tmp)
+    os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
     try:
         yield tmp_path
         with open(tmp_path, "rb+") as fh:
@@ -59,6 +66,7 @@ def atomic_directory(dest: str | os.PathLike[str]) -> Iterator[Path]:
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp"))
+    os.chmod(tmp, 0o777 & ~_umask())
     try:
         yield tmp
         old = None

@@ -11,7 +11,11 @@ from curation.items import Item
 
 
 def inventory_table(items: Iterable[Item]) -> pd.DataFrame:
-    """One row per (source, split, bias_type, direction) with item and sentence counts."""
+    """One row per (source, split, bias_type, direction) with item and sentence counts.
+
+    ``flagged`` counts items with at least one warning or error flag (info flags such as
+    dimension tags are not problems).
+    """
     rows = [
         {
             "source": it.source,
@@ -20,7 +24,7 @@ def inventory_table(items: Iterable[Item]) -> pd.DataFrame:
             "direction": it.direction or "",
             "items": 1,
             "sentences": len(it.sentences),
-            "flagged": int(bool(it.flags)),
+            "flagged": int(any(f.severity != "info" for f in it.flags)),
         }
         for it in items
     ]

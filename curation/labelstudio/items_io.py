@@ -1,0 +1,54 @@
+"""Read and write items as JSON lines (``Item.to_dict`` per line), losslessly.
+
+The review round trip needs the items exactly as pushed (flags, dimension, provenance),
+so this is the interchange format of ``stereoset-eval annotate``; pair CSV files written
+by ``stereoset-eval curate`` are read through the loader registry instead.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from curation.atomic import atomic_write_text
+from curation.errors import DataFormatError
+from curation.items import Edit, Flag, Item, Provenance, Sentence
+
+
+def item_from_dict(d: Mapping[str, Any]) -> Item:
+    """Inverse of :meth:`Item.to_dict` (KeyError/TypeError on a malformed record)."""
+    prov = dict(d["provenance"])
+    prov["edits"] = tuple(Edit(**e) for e in prov.get("edits") or ())
+    if "sentence_origins" in prov:
+        prov["sentence_origins"] = tuple(tuple(o) for o in prov["sentence_origins"] or ())
+    return Item(
+        id=d["id"], source=d["source"], bias_type=d["bias_type"],
+        sentences=tuple(Sentence(**s) for s in d["sentences"]),
+        provenance=Provenance(**prov),
+        target=d.get("target"), context=d.get("context"), direction=d.get("direction"),
+        split=d.get("split"), dimension=d.get("dimension"),
+        flags=tuple(Flag(**f) for f in d.get("flags") or ()),
+    )
+
+
+def read_items_jsonl(path: str | Path) -> list[Item]:
+    """Items from a JSON-lines file; DataFormatError naming the line on a bad record."""
+    path = Path(path)
+    if not path.exists():
+        raise DataFormatError(path, "file does not exist")
+    items = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append(item_from_dict(json.loads(line)))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise DataFormatError(path, f"not an item record: {type(exc).__name__}: {exc}", row=n) from None
+    return items
+
+
+def write_items_jsonl(path: str | Path, items: Iterable[Item]) -> Path:
+    """One ``Item.to_dict`` JSON object per line, keys sorted (atomic write)."""
+    text = "".join(json.dumps(it.to_dict(), sort_keys=True, ensure_ascii=False) + "\n" for it in items)
+    return atomic_write_text(path, text)

@@ -28,8 +28,12 @@ def _md(df: pd.DataFrame, floatfmt: str = ".4f") -> str:
     return "\n".join(lines)
 
 
-def dataset_card(result: Any, *, version: str) -> str:
-    """Markdown card for ``result`` (a :class:`~curation.pipeline.CurationResult`)."""
+def dataset_card(result: Any, *, version: str, human_review: str | None = None) -> str:
+    """Markdown card for ``result`` (a :class:`~curation.pipeline.CurationResult`).
+
+    ``human_review`` is a markdown section on the human review of this version
+    (:func:`curation.labelstudio.report.report_markdown`), placed before the provenance.
+    """
     prov = result.provenance
     removed = result.removed_table()
     inputs = "\n".join(
@@ -89,7 +93,7 @@ option → `stereo`, anti-stereotype option → `antistereo`). The BMNE release 
 Left out: {len(removed)} pairs or instances ({', '.join(f'{v} {k}' for k, v in sorted(status_counts.items())) or 'none'});
 every one is listed in `removed.csv` with its rule and reason.
 
-Comparison with the BMNE release (which also applied human judgement, not yet applied here):
+Comparison with the BMNE release (which also applied human judgement, {'applied here: see the human review below' if human_review else 'not yet applied here'}):
 {bmne or '- (no BMNE source in this run)'}
 
 ## Stereotype dimensions
@@ -122,7 +126,7 @@ Blodgett et al. 2021, set in review). Rule failures (exceptions) in this run: {p
 
 {_md(summary)}
 
-## Provenance
+{human_review.strip() + chr(10) + chr(10) if human_review else ''}## Provenance
 
 - tool: stereoset-eval {prov['tool_version']}; rules version {prov['rules_version']};
   lexicon sha256 `{prov['lexicon_sha256']}`

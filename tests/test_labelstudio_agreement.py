@@ -63,28 +63,52 @@ def table():
 def test_kappa_of_the_server_scenario(table):
     """Hand computation for fixtures/labelstudio_plan.json (A = expert, B = checker).
 
-    decision, n = 18 shared items (0-17): A keep 13 / edit 3 / remove 2, B keep 13 / edit 2 /
-    remove 3; equal on 16 (items 15, 16 differ). p_o = 16/18, p_e = (13*13 + 3*2 + 2*3)/18^2
-    = 181/324; kappa = (288 - 181)/(324 - 181) = 107/143 = 0.748.
-    dimension, n = 17 (B gave none for item 16): A R8 At4 P3 Ph1 U1, B R7 At5 P2 Ph1 U2;
-    equal on 15 (items 10, 11 differ). p_e = (56 + 20 + 6 + 1 + 2)/289 = 85/289;
-    kappa = (255 - 85)/(289 - 85) = 170/204 = 5/6 = 0.833.
-    pitfall X, n = 18: A checks {14, 15, 17}, B {3, 14, 15, 17}: p_o = 17/18,
-    p_e = (3*4 + 15*14)/324 = 222/324; kappa = (306 - 222)/(324 - 222) = 84/102 = 14/17 = 0.824.
-    pitfall Y (swap labels), n = 18: A checks {12}, B {13}: p_o = 16/18,
-    p_e = (1 + 17*17)/324 = 290/324; kappa = (288 - 290)/(324 - 290) = -2/34 = -1/17 = -0.059.
+    Kappa = (p_o - p_e) / (1 - p_e); with n shared items, p_o = agree / n and
+    p_e = sum over labels of count_A * count_B / n^2, so kappa = (n*agree - S) / (n^2 - S)
+    with S = sum of count_A * count_B.
+    Shared items: A's usable annotations cover items 0-19 (item 17: the later one), B's
+    items 0-17 (18 empty, 19 cancelled), so n = 18 (items 0-17).
+
+    decision, n = 18: A keep 13 (0-11, 15) / edit 3 (12, 13, 16) / remove 2 (14, 17);
+    B keep 12 (0-4, 6-11, 16) / edit 2 (12, 13) / remove 4 (5, 14, 15, 17); equal on 15
+    (not on 5, 15, 16). S = 13*12 + 3*2 + 2*4 = 170;
+    kappa = (18*15 - 170)/(324 - 170) = 100/154 = 50/77 = 0.649.
+    dimension, n = 17 (B gave none for item 16): A R10 At1 P4 Ph1 U1, B R10 At2 P2 Ph1 U2;
+    equal on 15 (items 10 P/At and 11 P/U differ). S = 100 + 2 + 8 + 1 + 2 = 113;
+    kappa = (17*15 - 113)/(289 - 113) = 142/176 = 71/88 = 0.807.
+    pitfall X (inconsistent_gender), n = 18: A checks {14, 16, 17}, B {14, 15, 17}; equal on
+    16 (not on 15, 16). S = 3*3 + 15*15 = 234; kappa = (288 - 234)/(324 - 234) = 54/90 = 3/5.
+    pitfall Y (swap labels), n = 18: A checks {12, 13}, B {13}; equal on 17.
+    S = 2*1 + 16*17 = 274; kappa = (306 - 274)/(324 - 274) = 32/50 = 16/25 = 0.64.
+    pitfall W (not a meaningful stereotype), n = 18: A checks none, B {3, 5}; equal on 16.
+    S = 18*16 + 0*2 = 288; kappa = (288 - 288)/(324 - 288) = 0: agreement at chance level
+    when one annotator never uses a label.
     Every other pitfall: nobody checked it, p_e = 1, kappa undefined (NaN).
     """
-    x, y = META["pitfalls"]["X"], META["pitfalls"]["Y"]
-    expected = {"decision": (18, 16 / 18, 107 / 143), "dimension": (17, 15 / 17, 5 / 6),
-                f"pitfall:{x}": (18, 17 / 18, 14 / 17), f"pitfall:{y}": (18, 16 / 18, -1 / 17)}
+    names = META["pitfalls"]
+    expected = {"decision": (18, 15 / 18, 50 / 77), "dimension": (17, 15 / 17, 71 / 88),
+                f"pitfall:{names['X']}": (18, 16 / 18, 3 / 5), f"pitfall:{names['Y']}": (18, 17 / 18, 16 / 25),
+                f"pitfall:{names['W']}": (18, 16 / 18, 0.0)}
     for field, (n, observed, kappa) in expected.items():
         row = table.loc[field]
         assert (row["n"], row["observed"], row["kappa"]) == (n, pytest.approx(observed), pytest.approx(kappa)), field
         assert {row["annotator_a"], row["annotator_b"]} == set(META["annotators"].values())
-    others = [f"pitfall:{p}" for p in META["pitfall_names"] if p not in (x, y)]
-    assert len(others) == len(META["pitfall_names"]) - 2
+    others = [f"pitfall:{p}" for p in META["pitfall_names"] if p not in names.values()]
+    assert len(others) == len(META["pitfall_names"]) - 3
     assert all(math.isnan(table.loc[f, "kappa"]) and table.loc[f, "n"] == 18 for f in others)
+
+
+def test_kappa_of_the_server_scenario_by_formula(table):
+    """The same numbers from the label lists of the plan, through cohen_kappa itself."""
+    plan = json.loads((FIXTURES / "labelstudio_plan.json").read_text(encoding="utf-8"))
+    latest = {(a["by"], a["item"]): a for a in plan["annotations"]}  # later entries supersede earlier ones
+    shared = [i for i in range(22) if all(("decision" in latest.get((w, i), {})) for w in "AB")]
+    assert shared == list(range(18))
+    decisions = [[latest[w, i]["decision"] for i in shared] for w in "AB"]
+    assert table.loc["decision", "kappa"] == pytest.approx(cohen_kappa(*decisions))
+    with_dim = [i for i in shared if all("dimension" in latest[w, i] for w in "AB")]
+    dims = [[latest[w, i]["dimension"] for i in with_dim] for w in "AB"]
+    assert table.loc["dimension", "kappa"] == pytest.approx(cohen_kappa(*dims))
 
 
 def _ann(item, who, decision, dimension=None, pitfalls=()):

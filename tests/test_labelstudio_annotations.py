@@ -2,9 +2,11 @@
 
 ``fixtures/labelstudio_export.json`` was pulled from a real Label Studio 1.23.2 server by
 ``test_labelstudio_server.py`` after the annotations of ``fixtures/labelstudio_plan.json``
-(22 tasks; expert A and checker B; one cancelled, one empty, one superseded annotation,
-one missing dimension, one edit without text, two tasks never annotated). Edge cases the
-server cannot produce are made by editing a copy of it.
+on 22 curated pairs of the real curation pipeline (expert A and checker B; one cancelled,
+one empty, one superseded annotation, one missing dimension, one edit without text, two
+tasks never annotated). Edge cases the server cannot produce (no item id, a choice not in
+the config, no result key, a duplicated task, duplicate annotations at the same time,
+annotators as bare ids) are made by editing a copy of it.
 """
 
 from __future__ import annotations
@@ -74,10 +76,13 @@ def test_no_annotation_is_silently_lost(export):
 
 def test_annotation_fields(export):
     parsed = {(ITEM_IDS.index(a.item_id), a.annotator): a for a in _parse(export).annotations}
-    x, y = META["pitfalls"]["X"], META["pitfalls"]["Y"]
+    x, y, w = META["pitfalls"]["X"], META["pitfalls"]["Y"], META["pitfalls"]["W"]
     assert parsed[12, A].pitfalls == {y} and parsed[12, B].pitfalls == frozenset()
-    assert parsed[14, B].comment == "no stereotype about gender" and parsed[14, B].pitfalls == {x}
+    assert parsed[3, B].pitfalls == {w} and parsed[3, A].pitfalls == frozenset()
+    assert parsed[14, B].comment == "the pronouns do not match the names" and parsed[14, B].pitfalls == {x}
     assert parsed[13, B].edited["sent_less"].endswith("(B-13).")
+    assert parsed[16, A].edited["sent_less"].startswith("Linda was being sneaky")
+    assert parsed[12, A].edited == parsed[12, B].edited and set(parsed[12, A].edited) == {"sent_more", "sent_less"}
     assert parsed[16, B].dimension is None and parsed[16, B].decision == "keep"
     assert parsed[11, B].dimension == "unclear"
     assert parsed[18, A].decision == "edit" and parsed[18, A].edited == {}

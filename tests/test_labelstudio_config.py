@@ -139,19 +139,23 @@ def test_tasks_have_valid_predictions(items, pitfalls):
 
 
 def test_gender_swapped_pair_shows_its_original(items):
-    swapped = items[15]  # StereoSet stereotype + its gender swap
-    assert swapped.provenance.edits
-    originals = original_texts(swapped)
-    assert originals == {"sent_more": NOT_EDITED, "sent_less": swapped.text("sent_more")}
+    # items 4 (CrowS-Pairs) and 7 (StereoSet): instances the curation pipeline normalised,
+    # sent_less is the gender swap of sent_more (edits recorded on sent_less only)
+    for swapped in (items[4], items[7]):
+        assert {e.sentence_role for e in swapped.provenance.edits} == {"sent_less"}
+        assert original_texts(swapped) == {"sent_more": NOT_EDITED, "sent_less": swapped.text("sent_more")}
     assert original_texts(items[0]) == {"sent_more": NOT_EDITED, "sent_less": NOT_EDITED}
 
 
-def test_original_from_parent_and_unrevertible_edits(items, stereoset_items):
-    swapped = items[15]
-    parent = next(i for i in stereoset_items if i.id == swapped.provenance.derived_from)
-    assert original_texts(swapped, parent) == {"sent_more": NOT_EDITED, "sent_less": parent.text("stereotype")}
-    broken = swapped.replace(sentences=(swapped.sentences[0], swapped.sentences[1].__class__(
-        swapped.sentences[1].id, "Something else entirely.", "sent_less")))
+def test_original_from_parent_and_unrevertible_edits(items, stereoset_items, crows_items):
+    stereo = items[7]
+    parent = next(i for i in stereoset_items if i.id == stereo.provenance.derived_from)
+    assert original_texts(stereo, parent) == {"sent_more": NOT_EDITED, "sent_less": parent.text("stereotype")}
+    crows = items[4]
+    parent = next(i for i in crows_items if i.id == crows.provenance.derived_from)
+    assert original_texts(crows, parent) == {"sent_more": NOT_EDITED, "sent_less": parent.text("sent_more")}
+    broken = stereo.replace(sentences=(stereo.sentences[0], stereo.sentences[1].__class__(
+        stereo.sentences[1].id, "Something else entirely.", "sent_less")))
     assert original_texts(broken)["sent_less"].startswith("edits: token ")
 
 

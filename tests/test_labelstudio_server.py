@@ -6,8 +6,10 @@ for ``/health``; it skips when Label Studio is not installed, except when
 annotator signs up through the web sign-up form and reads its own API token, so the two
 annotators' annotations are made with two different tokens.
 
-The scenario (``fixtures/labelstudio_plan.json``) annotates 22 real gender pairs; the
-test pulls the export, merges it and checks agreement against hand-computed kappas. It
+The scenario (``fixtures/labelstudio_plan.json``) annotates 22 curated gender pairs taken
+from the real curation pipeline's output (``curation.pipeline.curate_files`` on StereoSet
+dev and CrowS-Pairs: edits, rule flags and dimensions are the pipeline's own); the test
+pulls the export, merges it and checks agreement against hand-computed kappas. It
 writes ``fixtures/labelstudio_export.json`` (+ items and meta) when they are missing or
 ``STEREOSET_EVAL_UPDATE_FIXTURES=1``; otherwise it checks that the server reproduces
 the committed export (same annotations and issues, ids and times aside).
@@ -20,6 +22,7 @@ import json
 import logging
 import math
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -32,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from curation.items import Flag, Item, Sentence
+from curation.items import Item
 
 pytestmark = pytest.mark.labelstudio
 
@@ -43,55 +46,66 @@ ITEMS_FIXTURE = FIXTURES / "labelstudio_items.jsonl"
 META_FIXTURE = FIXTURES / "labelstudio_meta.json"
 PLAN = json.loads((FIXTURES / "labelstudio_plan.json").read_text(encoding="utf-8"))
 EXPERT, CHECKER = "expert@stereoset-eval.example.org", "checker@stereoset-eval.example.org"
-N_CROWS, N_STEREOSET = 11, 11
 START_TIMEOUT_S = 180
 
 
 # ---------------------------------------------------------------- the review items
 
 
-def build_review_items(crows_items: list[Item], stereoset_items: list[Item], pitfalls) -> list[Item]:
-    """22 harmonised gender pairs made with the curation pipeline's pieces.
+def _catalogue_rules(item: Item, names: set[str]) -> set[str]:
+    return {f.rule for f in item.flags if f.rule in names}
 
-    11 CrowS-Pairs gender ``stereo`` rows harmonised as they are (``curation.pairs``) and
-    checked by the automatic rules (``curation.rules.run_rules``); 11 StereoSet gender
-    intrasentence stereotypes paired with their gender swap
-    (``curation.gender_swap.swap_gender``, edits recorded), the BMNE pair shape. The rules
-    are not run on the hand-made StereoSet pairs (they read them as attribute pairs);
-    flags planted there (evidence ``{"planted": "test"}``) and the dimensions set here
-    make the scenario deterministic.
+
+def slot_fits(item: Item, slot: dict[str, str], names: set[str]) -> bool:
+    """Whether a curated item fits a slot of the plan (``source`` + ``select``).
+
+    ``plain``: no automatic edit, no rule flag, a dimension; ``edited``: automatic edits
+    (gender-swap normalisation), no rule flag, a dimension; ``needs_annotation``: no
+    dimension cue, no rule flag; any other value names the rule flag the item must carry.
     """
-    from curation.gender_swap import swap_gender
-    from curation.pairs import harmonise
-    from curation.rules.runner import run_rules
+    from curation.dimensions import NEEDS_ANNOTATION
+    from curation.pairs import origin_source
 
-    crows = [harmonise(i) for i in crows_items if i.bias_type == "gender" and i.direction == "stereo"][:N_CROWS]
-    out = run_rules(crows).items
-    for parent in (i for i in stereoset_items if i.bias_type == "gender" and i.source == "stereoset-intra"):
-        if len(out) == N_CROWS + N_STEREOSET:
-            break
-        pair = harmonise(parent)
-        swapped = swap_gender(pair.text("sent_more"), role="sent_less")
-        if not swapped.edits:
-            continue
-        iid = f"{pair.id}#m"
-        out.append(pair.replace(
-            id=iid,
-            sentences=(Sentence(f"{iid}:more", pair.text("sent_more"), "sent_more"),
-                       Sentence(f"{iid}:less", swapped.text, "sent_less")),
-            provenance=dataclasses.replace(pair.provenance, edits=swapped.edits,
-                                           sentence_origins=(("sent_more", "stereotype"), ("sent_less", "stereotype"))),
-        ))
-    assert len(out) == N_CROWS + N_STEREOSET
-    x, z = pitfall_x(pitfalls), pitfall_z(pitfalls)
-    dims = {**{i: "Roles and Behaviors" for i in range(10)}, 16: "Attitudes and Beliefs"}
-    planted = {14: (x, "warning"), 15: (x, "warning"), 16: (x, "warning"), 17: (x, "warning"), 21: (z, "error")}
-    for i, item in enumerate(out):
-        extra = []
-        if i in planted and planted[i][0] not in {f.rule for f in item.flags}:
-            extra = [Flag(planted[i][0], item.id, planted[i][1], "planted by the test", {"planted": "test"})]
-        out[i] = item.replace(dimension=dims.get(i), flags=item.flags + tuple(extra))
+    if origin_source(item) != slot["source"]:
+        return False
+    rules, kind = _catalogue_rules(item, names), slot["select"]
+    if kind == "plain":
+        return not item.provenance.edits and not rules and item.dimension is not None
+    if kind == "edited":
+        return bool(item.provenance.edits) and not rules and item.dimension is not None
+    if kind == NEEDS_ANNOTATION:
+        return item.dimension is None and not rules
+    return kind in rules
+
+
+def select_review_items(curated: list[Item], slots: list[dict[str, str]], pitfalls) -> list[Item]:
+    """For each slot of the plan, the first curated item (pipeline order) that fits it.
+
+    At most one item per source pair (``provenance.derived_from``), so the two instances
+    of one normalised pair are never both reviewed.
+    """
+    names = {p.name for p in pitfalls}
+    used: set[str] = set()
+    out = []
+    for slot in slots:
+        item = next((it for it in curated if it.provenance.derived_from not in used and slot_fits(it, slot, names)),
+                    None)
+        assert item is not None, f"no curated item fits slot {slot} any more: revise the plan"
+        used.add(item.provenance.derived_from)
+        out.append(item)
     return out
+
+
+def build_review_items(ids_csv: Path, crows_csv: Path, pitfalls) -> list[Item]:
+    """The plan's 22 items from the real curation pipeline (``curation.pipeline.curate_files``).
+
+    StereoSet dev (ids CSV) and CrowS-Pairs gender items curated together exactly as
+    ``stereoset-eval curate`` does; flags, dimensions and edits are the pipeline's own.
+    """
+    from curation.pipeline import curate_files
+
+    result = curate_files([("stereoset", ids_csv), ("crows-pairs", crows_csv)])
+    return select_review_items(result.items, PLAN["items"], pitfalls)
 
 
 def catalogue():
@@ -100,27 +114,23 @@ def catalogue():
     return default_catalogue()
 
 
-def pitfall_x(pitfalls) -> str:
-    """The automatic pitfall the annotators check: the first one of severity warning."""
-    auto = [p for p in pitfalls if p.automatic]
-    return next((p.name for p in auto if p.severity == "warning"), auto[0].name)
+def plan_names(pitfalls) -> dict[str, str]:
+    """The plan's pitfall letters -> catalogue names (each must be in the catalogue)."""
+    names = {p.name for p in pitfalls}
+    missing = sorted(set(PLAN["pitfalls"].values()) - names)
+    assert not missing, f"pitfalls of the plan not in the catalogue: {missing}"
+    return dict(PLAN["pitfalls"])
 
 
-def pitfall_z(pitfalls) -> str:
-    """The automatic pitfall planted with severity error (automatic remove)."""
-    auto = [p for p in pitfalls if p.automatic]
-    return next((p.name for p in auto if p.severity == "error"), auto[-1].name)
-
-
-def pitfall_y(pitfalls) -> str:
-    judgement = [p for p in pitfalls if not p.automatic]
-    swap = [p for p in judgement if "swap" in p.name.lower() or "swapped" in p.description.lower()]
-    return (swap or judgement)[0].name
-
-
-def edited_text(proposed: str, tag: str) -> str:
+def edited_text(proposed: str, change: str | list[str]) -> str:
+    """The planned edit: ``" (<tag>)"`` inserted before the final full stop, or a whole-word replacement."""
+    if isinstance(change, list):
+        old, new = change
+        text, n = re.subn(rf"\b{re.escape(old)}\b", new, proposed)
+        assert n == 1, f"planned replacement {old!r} occurs {n} times in {proposed!r}"
+        return text
     body = proposed.rstrip()
-    return f"{body[:-1]} ({tag})." if body.endswith(".") else f"{body} ({tag})"
+    return f"{body[:-1]} ({change})." if body.endswith(".") else f"{body} ({change})"
 
 
 def plan_result(spec: dict[str, Any], item: Item, names: dict[str, str]) -> list[dict[str, Any]]:
@@ -137,8 +147,8 @@ def plan_result(spec: dict[str, Any], item: Item, names: dict[str, str]) -> list
         result.append(choices(cfg.PITFALLS, [names[p] for p in spec["pitfalls"]]))
     if spec["decision"] == "edit" and not spec.get("no_text"):
         for role in ("sent_more", "sent_less"):
-            tag = spec["edit"].get(role)
-            text = edited_text(item.text(role), tag) if tag else item.text(role)
+            change = spec["edit"].get(role)
+            text = edited_text(item.text(role), change) if change else item.text(role)
             result.append({"from_name": cfg.EDITED[role], "to_name": role, "type": "textarea",
                            "value": {"text": [text]}})
     if spec.get("comment"):
@@ -296,15 +306,15 @@ def test_missing_server_fails_only_when_required(monkeypatch, required, outcome)
 
 
 @pytest.fixture(scope="session")
-def round_trip(label_studio: Server, crows_items, stereoset_items):
+def round_trip(label_studio: Server, ids_csv, crows_csv):
     """Push the items, annotate per plan as two users, pull the export."""
     from curation.labelstudio.config import labeling_config
     from curation.labelstudio.server import connect, pull_export, push_tasks
     from curation.labelstudio.tasks import build_tasks
 
     pitfalls = catalogue()
-    names = {"X": pitfall_x(pitfalls), "Y": pitfall_y(pitfalls)}
-    items = build_review_items(crows_items, stereoset_items, pitfalls)
+    names = plan_names(pitfalls)
+    items = build_review_items(ids_csv, crows_csv, pitfalls)
     xml = labeling_config(pitfalls)
     expert = connect(label_studio.url, label_studio.token)
     pushed = push_tasks(expert, build_tasks(items, pitfalls=pitfalls), config_xml=xml, title="gender pairs review")
@@ -391,23 +401,23 @@ def test_agreement_and_merge_from_server(round_trip):
     rt = round_trip
     parsed = parse_export(rt["export"], pitfall_names=rt["schema"].pitfall_names)
     table = pairwise_agreement(parsed.annotations, pitfall_names=rt["schema"].pitfall_names).set_index("field")
-    x, y = rt["names"]["X"], rt["names"]["Y"]
+    names = rt["names"]
     # hand-computed in tests/test_labelstudio_agreement.py (same plan)
-    assert table.loc["decision", "kappa"] == pytest.approx(107 / 143) and table.loc["decision", "n"] == 18
-    assert table.loc["dimension", "kappa"] == pytest.approx(5 / 6) and table.loc["dimension", "n"] == 17
-    assert table.loc[f"pitfall:{x}", "kappa"] == pytest.approx(14 / 17)
-    assert table.loc[f"pitfall:{y}", "kappa"] == pytest.approx(-1 / 17)
-    others = [f"pitfall:{p}" for p in rt["schema"].pitfall_names if p not in (x, y)]
+    expected = {"decision": (18, 50 / 77), "dimension": (17, 71 / 88), f"pitfall:{names['X']}": (18, 3 / 5),
+                f"pitfall:{names['Y']}": (18, 16 / 25), f"pitfall:{names['W']}": (18, 0.0)}
+    for field, (n, kappa) in expected.items():
+        assert (table.loc[field, "n"], table.loc[field, "kappa"]) == (n, pytest.approx(kappa)), field
+    others = [f"pitfall:{p}" for p in rt["schema"].pitfall_names if p not in names.values()]
     assert all(math.isnan(table.loc[f, "kappa"]) for f in others)
 
     result = merge_annotations(rt["items"], parsed, pitfalls=rt["pitfalls"])
     ids = [it.id for it in rt["items"]]
-    assert sorted(result.removed["item_id"]) == sorted(ids[i] for i in (14, 15, 17, 21))
-    assert len(result.items) == 18
+    assert sorted(result.removed["item_id"]) == sorted(ids[i] for i in (5, 14, 15, 17, 21))
+    assert len(result.items) == 17
     decisions = result.decisions.set_index("item_id")
-    # the rules proposed removing item 6 (mismatched group category); both annotators kept it
+    # the rules proposed removing item 6 (attribute is a gender term); both annotators kept it
     assert decisions.loc[ids[6], "decision"] == "keep" and decisions.loc[ids[6], "decision_source"] == "human"
-    assert decisions.loc[ids[6], "pitfalls_rejected"] == "mismatched_group_category"
+    assert decisions.loc[ids[6], "pitfalls_rejected"] == "attribute_is_gender_term"
     curated = {it.id: it for it in result.items}
     assert curated[ids[13]].text("sent_less") == edited_text(rt["items"][13].text("sent_less"), "B-13")
     review = [f for f in curated[ids[13]].flags if f.rule == "human_review"][0]
@@ -426,18 +436,22 @@ def _run_cli(argv: list[str], capsys) -> tuple[int, str]:
 
 
 def test_cli_round_trip_never_shows_the_key(round_trip, tmp_path, capsys, caplog, monkeypatch):
+    from curation.export import pairs_frame, write_csv
     from curation.labelstudio.items_io import write_items_jsonl
 
     rt = round_trip
     url, key = rt["server"].url, rt["server"].token
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", key)
     caplog.set_level(logging.DEBUG)
-    items_file = write_items_jsonl(tmp_path / "items.jsonl", rt["items"][:3])
+    pairs_file = tmp_path / "v1" / "pairs.csv"  # as `stereoset-eval curate` writes it
+    write_csv(pairs_frame(rt["items"][:3]), pairs_file)
     texts = []
-    code, text = _run_cli(["annotate", "push", "--items", str(items_file), "--url", url, "--title", "cli push",
+    code, text = _run_cli(["annotate", "push", "--items", str(pairs_file), "--url", url, "--title", "cli push",
                            "--tasks-out", str(tmp_path / "tasks.json")], capsys)
     texts.append(text)
     assert code == 0 and "pushed 3 tasks" in text
+    pushed = json.loads((tmp_path / "tasks.json").read_text(encoding="utf-8"))
+    assert [t["data"]["item_id"] for t in pushed] == [it.id for it in rt["items"][:3]]
     code, text = _run_cli(["annotate", "pull", "--url", url, "--project", str(rt["project"]),
                            "--out", str(tmp_path / "export.json")], capsys)
     texts.append(text)
@@ -447,10 +461,10 @@ def test_cli_round_trip_never_shows_the_key(round_trip, tmp_path, capsys, caplog
                            str(rt["project"]), "--out", str(tmp_path / "merged"), "--adjudication", "primary",
                            "--primary-annotator", EXPERT], capsys)
     texts.append(text)
-    assert code == 0 and "removed 3" in text
+    assert code == 0 and "removed 3" in text and (tmp_path / "merged" / "hf_dataset").is_dir()
     code, text = _run_cli(["annotate", "agreement", "--url", url, "--project", str(rt["project"])], capsys)
     texts.append(text)
-    assert code == 0 and "0.748" in text
+    assert code == 0 and "0.649" in text  # decision kappa 50/77
     written = [p.read_text(encoding="utf-8", errors="replace") for p in tmp_path.rglob("*") if p.is_file()]
     for text in texts + written + [caplog.text, json.dumps(rt["export"])]:
         assert key not in text and rt["checker_token"] not in text

@@ -1,5 +1,11 @@
 """``stereoset-eval annotate push|pull|merge|agreement``: the Label Studio review round trip.
 
+Items are what ``stereoset-eval curate`` wrote (its output folder, ``pairs.csv`` or
+``pairs.parquet``) or items JSON lines. ``merge`` writes a new curated version with the
+same layout as ``curate`` (card, BMNE-schema CSV/parquet, ``hf_dataset/``, rule and
+removed tables, statistics, provenance) plus ``review/`` (decisions, disagreements,
+agreement, issues, review report); the card includes the review section.
+
 The API key is read from the environment variable ``LABEL_STUDIO_API_KEY`` only (never a
 command-line argument, which would land in shell history and process lists) and is
 never printed, logged or written.
@@ -24,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     acts.required = True
 
     push = acts.add_parser("push", help="make review tasks (JSON file and/or a new Label Studio project)")
-    push.add_argument("--items", type=Path, required=True, help="curated items (.jsonl) or a pairs file")
+    push.add_argument("--items", type=Path, required=True,
+                      help="curated items: a `curate` output folder, its pairs.csv/pairs.parquet, or items .jsonl")
     push.add_argument("--tasks-out", type=Path, help="write the tasks as JSON for a manual import")
     push.add_argument("--config-out", type=Path, help="write the labeling config XML")
     push.add_argument("--url", help="Label Studio URL; pushes when given (key from $LABEL_STUDIO_API_KEY)")
@@ -39,9 +46,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     pull.set_defaults(func=run_pull)
 
     merge = acts.add_parser("merge", help="fold annotations into a curated version (+ agreement report)")
-    merge.add_argument("--items", type=Path, required=True, help="the items that were pushed")
+    merge.add_argument("--items", type=Path, required=True,
+                       help="the items that were pushed (folder, pairs file or .jsonl, as for push)")
     _export_args(merge)
-    merge.add_argument("--out", type=Path, required=True, help="output folder")
+    merge.add_argument("--out", type=Path, required=True, help="output folder of the reviewed version (replaced)")
+    merge.add_argument("--version-name", help="version name on the dataset card (default: <items>-reviewed-<rule>)")
     merge.add_argument("--adjudication", default="majority", help="majority (default), primary or latest")
     merge.add_argument("--primary-annotator", help="annotator email (or user:<id>) for --adjudication primary")
     merge.add_argument("--unreviewed", default="automatic", help="automatic (default) or remove")
@@ -70,14 +79,10 @@ def _connect(url: str):
 
 
 def load_review_items(path: Path) -> list[Item]:
-    """Items from our JSON-lines format, or any pairs file the loader registry reads."""
-    if path.suffix.lower() == ".jsonl":
-        from curation.labelstudio.items_io import read_items_jsonl
+    """Items from a ``curate`` folder, a pairs CSV/parquet, or items JSON lines."""
+    from curation.labelstudio.items_io import load_review_items as load
 
-        return read_items_jsonl(path)
-    from curation.loaders.registry import load_items
-
-    return load_items("pairs", path)
+    return load(path)
 
 
 def _read_export(args: argparse.Namespace):
@@ -154,9 +159,10 @@ def run_pull(args: argparse.Namespace) -> int:
 def run_merge(args: argparse.Namespace) -> int:
     from curation.labelstudio.agreement import pairwise_agreement
     from curation.labelstudio.annotations import parse_export
+    from curation.labelstudio.items_io import pairs_file_of
     from curation.labelstudio.merge import merge_annotations
     from curation.labelstudio.pitfalls import default_catalogue
-    from curation.labelstudio.report import write_review
+    from curation.labelstudio.version import prior_curation, reviewed_version, write_reviewed_version
 
     items = load_review_items(args.items)
     tasks, names, source = _read_export(args)
@@ -164,12 +170,42 @@ def run_merge(args: argparse.Namespace) -> int:
     result = merge_annotations(items, parsed, pitfalls=default_catalogue(), adjudication=args.adjudication,
                                primary_annotator=args.primary_annotator, unreviewed=args.unreviewed)
     agreement = pairwise_agreement(parsed.annotations, pitfall_names=names)
-    paths = write_review(args.out, result, parsed, agreement, source=source, run=_run_provenance(args, tasks, source))
+    run = _run_provenance(args, tasks, source)
+    version = reviewed_version(items, result, inputs=_inputs(args, items, parsed, run), prior=prior_curation(args.items))
+    paths = write_reviewed_version(args.out, version, result, parsed, agreement, name=_version_name(args),
+                                   source=source, run=run)
     prov = result.provenance
     print(f"kept {prov['n_kept']} ({prov['n_edited']} edited), removed {prov['n_removed']}, "
           f"human decisions {prov['n_human_decisions']}, issues {sum(parsed.issue_counts().values())}")
-    print(f"report: {paths['report_md']}")
+    print(f"reviewed version of {pairs_file_of(args.items)}: {args.out} ({len(version.items)} pairs; "
+          f"{len(version.removed_table())} rows in removed.csv)")
+    print(f"report: {paths['review_report_md']}")
     return 0
+
+
+def _version_name(args: argparse.Namespace) -> str:
+    if args.version_name:
+        return args.version_name
+    path = args.items.resolve()
+    base = path.name if path.is_dir() else path.parent.name if path.stem == "pairs" else path.stem
+    return f"{base}-reviewed-{args.adjudication}"
+
+
+def _inputs(args: argparse.Namespace, items: list[Item], parsed, run: dict) -> list[dict]:
+    """The files read, as the dataset card lists them (name, sha256, items loaded)."""
+    from curation.labelstudio.items_io import pairs_file_of
+    from curation.loaders._files import file_sha256
+
+    pairs = pairs_file_of(args.items)
+    out = [{"benchmark": "curated items", "file": pairs.name, "sha256": file_sha256(pairs), "items_loaded": len(items)}]
+    if args.export is not None:
+        out.append({"benchmark": "Label Studio export", "file": args.export.name, "sha256": file_sha256(args.export),
+                    "items_loaded": parsed.n_tasks})
+    else:
+        extra = run["extra"]
+        out.append({"benchmark": "Label Studio export", "file": extra["export_source"],
+                    "sha256": extra["export_sha256_canonical"] + " (canonical JSON)", "items_loaded": parsed.n_tasks})
+    return out
 
 
 def _run_provenance(args: argparse.Namespace, tasks, source: str) -> dict:
@@ -180,8 +216,10 @@ def _run_provenance(args: argparse.Namespace, tasks, source: str) -> dict:
     from analysis.provenance import build_provenance
 
     canonical = json.dumps(tasks, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    from curation.labelstudio.items_io import pairs_file_of
+
     return build_provenance(
-        data_files=[args.items] + ([args.export] if args.export is not None else []),
+        data_files=[pairs_file_of(args.items)] + ([args.export] if args.export is not None else []),
         options={"adjudication": args.adjudication, "primary_annotator": args.primary_annotator,
                  "unreviewed": args.unreviewed},
         extra={"export_source": source, "export_sha256_canonical": hashlib.sha256(canonical).hexdigest()},

@@ -1,8 +1,9 @@
 """Read and write items as JSON lines (``Item.to_dict`` per line), losslessly.
 
 The review round trip needs the items exactly as pushed (flags, dimension, provenance),
-so this is the interchange format of ``stereoset-eval annotate``; pair CSV files written
-by ``stereoset-eval curate`` are read through the loader registry instead.
+so this is the interchange format of ``stereoset-eval annotate``. :func:`load_review_items`
+also reads what ``stereoset-eval curate`` writes: a version folder, or its ``pairs.csv`` /
+``pairs.parquet`` (:func:`curation.pairs_io.load_pairs`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from curation.atomic import atomic_write_text
-from curation.errors import DataFormatError
+from curation.errors import DataFormatError, StereosetEvalError
 from curation.items import Edit, Flag, Item, Provenance, Sentence
 
 
@@ -52,3 +53,41 @@ def write_items_jsonl(path: str | Path, items: Iterable[Item]) -> Path:
     """One ``Item.to_dict`` JSON object per line, keys sorted (atomic write)."""
     text = "".join(json.dumps(it.to_dict(), sort_keys=True, ensure_ascii=False) + "\n" for it in items)
     return atomic_write_text(path, text)
+
+
+PAIR_TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".parquet")
+VERSION_PAIR_FILES: tuple[str, ...] = ("pairs.parquet", "pairs.csv")
+
+
+def pairs_file_of(path: str | Path) -> Path:
+    """The pairs file a review reads: ``path`` itself, or the pairs file of a version folder."""
+    path = Path(path)
+    if path.is_dir():
+        found = [path / name for name in VERSION_PAIR_FILES if (path / name).is_file()]
+        if not found:
+            raise DataFormatError(path, f"folder has none of {list(VERSION_PAIR_FILES)}: "
+                                        "not a version written by `stereoset-eval curate`")
+        return found[0]
+    return path
+
+
+def load_review_items(path: str | Path) -> list[Item]:
+    """Curated items to review: items JSON lines, a pairs CSV/TSV/parquet, or a version folder.
+
+    Pair tables go through :func:`curation.pairs_io.load_pairs` (ids, flags, dimension and
+    provenance columns restored), so the items pushed from ``pairs.csv`` are the ones the
+    merge later matches by id.
+    """
+    path = pairs_file_of(path)
+    if not path.exists():
+        raise DataFormatError(path, "file does not exist")
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        return read_items_jsonl(path)
+    if suffix in PAIR_TABLE_SUFFIXES:
+        from curation.pairs_io import load_pairs
+
+        return load_pairs(path)
+    raise StereosetEvalError(f"{path}: cannot read items from a {suffix or 'suffix-less'} file; give items JSON "
+                             f"lines (.jsonl), a pairs file ({', '.join(PAIR_TABLE_SUFFIXES)}) or a folder "
+                             "written by `stereoset-eval curate`")

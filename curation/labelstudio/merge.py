@@ -8,7 +8,10 @@ the reason), and ``decisions`` has one row per input item saying who decided wha
 
 Provenance of a human decision travels with the item as an ``info`` flag
 ``human_review`` whose evidence names the annotator, the annotation id and time, the
-adjudication rule, and for edits the old and new sentence of each edited role.
+adjudication rule, and for edits the old and new sentence of each edited role. A human
+dimension replaces the automatic tag (:func:`curation.dimensions.with_tag`, source
+``human``; ``unclear`` = a person found no dimension); a human edit made of token
+substitutions is appended to ``provenance.edits`` (:mod:`~curation.labelstudio.human_edits`).
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ import pandas as pd
 
 from curation import __version__
 from curation.errors import StereosetEvalError, UnknownNameError
-from curation.items import PAIR_ROLES, Flag, Item, Sentence
+from curation.dimensions import DimensionTag, with_tag
+from curation.items import PAIR_ROLES, Edit, Flag, Item, Sentence
 from curation.labelstudio import config as cfg
 from curation.labelstudio.annotations import Annotation, ParsedExport, time_key
+from curation.labelstudio.human_edits import substitution_edits
 from curation.labelstudio.pitfalls import Pitfall, catalogue_fingerprint, model_version
 from curation.labelstudio.tasks import proposed_decision
 
@@ -168,14 +173,21 @@ def merge_annotations(
             for i, s in enumerate(sentences):
                 new = winner.edited.get(s.role)
                 if new is not None and new != s.text:
-                    edits[s.role] = {"old": s.text, "new": new}
+                    tokens = substitution_edits(s.text, new, s.role)
+                    edits[s.role] = {"old": s.text, "new": new,
+                                     "token_edits": None if tokens is None else [e.to_dict() for e in tokens]}
                     sentences[i] = Sentence(id=s.id, text=new, role=s.role)
             row["edited_roles"] = ",".join(sorted(edits))
             if not edits:
                 row["note"] = "decision edit without a changed sentence: kept as proposed"
+            rewritten = sorted(r for r, e in edits.items() if e["token_edits"] is None)
+            if rewritten:
+                row["note"] = (f"{', '.join(rewritten)} rewritten beyond token substitutions: provenance edits "
+                               "rebuild the proposed sentence (human_review flag: old -> new)")
         elif any(winner.edited.get(s.role, s.text) != s.text for s in sentences):
             row["note"] = "text areas changed but the decision is keep: the changes were not applied"
-        kept.append(_reviewed_item(item, winner, applied, sentences, edits, dimension, human, known_pitfalls,
+        human_dimension = False if dim_source == "automatic" else dimension
+        kept.append(_reviewed_item(item, winner, applied, sentences, edits, human_dimension, human, known_pitfalls,
                                    severities))
         decisions.append(row)
     provenance = {
@@ -239,9 +251,13 @@ def _disagreements(item_id: str, anns: Sequence[Annotation], winner: Annotation,
 
 
 def _reviewed_item(item: Item, winner: Annotation, applied: str, sentences: list[Sentence],
-                   edits: dict[str, dict[str, str]], dimension: str | None, human: Sequence[str],
+                   edits: dict[str, dict[str, Any]], human_dimension: str | None | bool, human: Sequence[str],
                    known_pitfalls: set[str], severities: dict[str, str]) -> Item:
-    """The item after the human decision: sentences, dimension, pitfall flags, review flag."""
+    """The item after the human decision: sentences, dimension tag, pitfall flags, review flag.
+
+    ``human_dimension`` is the person's label (None = unclear), or False when the
+    annotation gave none and the automatic tag stays.
+    """
     flags = [f for f in item.flags if f.rule not in known_pitfalls or f.rule in human]
     have = {f.rule for f in flags}
     who = {"annotator": winner.annotator, "annotation_id": winner.annotation_id, "time": winner.time}
@@ -258,5 +274,9 @@ def _reviewed_item(item: Item, winner: Annotation, applied: str, sentences: list
     note = f"human review: {winner.decision} by {winner.annotator}, annotation {winner.annotation_id} at {winner.time}"
     if item.provenance.note:
         note = f"{item.provenance.note}; {note}"
-    provenance = dataclasses.replace(item.provenance, note=note)
-    return item.replace(sentences=tuple(sentences), dimension=dimension, flags=tuple(flags), provenance=provenance)
+    token_edits = tuple(Edit(**e) for role in PAIR_ROLES if role in edits for e in edits[role]["token_edits"] or ())
+    provenance = dataclasses.replace(item.provenance, note=note, edits=item.provenance.edits + token_edits)
+    reviewed = item.replace(sentences=tuple(sentences), flags=tuple(flags), provenance=provenance)
+    if human_dimension is False:
+        return reviewed
+    return with_tag(reviewed, DimensionTag(item.id, human_dimension, "human", (), winner.annotator))

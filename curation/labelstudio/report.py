@@ -26,7 +26,9 @@ from curation.labelstudio.merge import MergeResult
 
 
 def _clean(value: Any) -> Any:
-    """JSON-safe: NaN -> None, numpy scalars -> Python."""
+    """JSON-safe: NaN and pandas NA -> None, numpy scalars -> Python."""
+    if value is pd.NA:
+        return None
     if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
         value = value.item()
     if isinstance(value, float) and math.isnan(value):
@@ -40,7 +42,7 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 def review_report(result: MergeResult, parsed: ParsedExport, agreement: pd.DataFrame, *, source: str,
                   run: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The JSON-able summary: provenance, counts, issues, agreement rows.
+    """The JSON-able summary: provenance, counts, issues, agreement and disagreement rows.
 
     ``run`` is the caller's provenance block (tool, git commit, input sha256, libraries),
     kept verbatim.
@@ -55,7 +57,11 @@ def review_report(result: MergeResult, parsed: ParsedExport, agreement: pd.DataF
         "decision_counts": {k: int(v) for k, v in result.decisions["decision"].value_counts().sort_index().items()},
         "decision_sources": {k: int(v) for k, v in result.decisions["decision_source"].value_counts().sort_index().items()},
         "agreement": _records(agreement),
+        "disagreements": _records(result.disagreements),
     }
+
+
+MAX_DISAGREEMENT_ROWS = 50
 
 
 def _fmt(v: Any) -> str:
@@ -83,7 +89,21 @@ def report_markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {row['field']} | {row['annotator_a']} | {row['annotator_b']} | {row['n']} | "
                      f"{_fmt(row['observed'])} | {_fmt(row['kappa'])} |")
     lines += ["", "kappa n/a: no shared items, or both annotators used a single identical label.", ""]
+    rows = report.get("disagreements", [])
+    lines += ["### Disagreements", "",
+              f"{len(rows)} (item, field) pairs on which the annotators who gave a value differ, each resolved by the "
+              "adjudication rule" + (f"; the first {MAX_DISAGREEMENT_ROWS} are shown, all are in "
+                                     "`disagreements.csv`" if len(rows) > MAX_DISAGREEMENT_ROWS else "") + ".", ""]
+    if rows:
+        lines += ["| item | field | values | rule | resolved |", "| --- | --- | --- | --- | --- |"]
+        lines += [f"| {_cell(r['item_id'])} | {r['field']} | {_cell(r['values'])} | {r['rule']} | {_cell(r['resolved'])} |"
+                  for r in rows[:MAX_DISAGREEMENT_ROWS]]
+        lines.append("")
     return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
 
 
 def _write_csv(path: Path, df: pd.DataFrame) -> Path:

@@ -7,7 +7,7 @@ LS_VENV ?= .venv-labelstudio
 # CPU wheel of torch, installed before the project so the dependency range never pulls CUDA
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: venv demo test labelstudio clean
+.PHONY: venv demo test readme bench labelstudio clean
 
 $(VENV)/.stamp-%: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,15 @@ demo: $(VENV)/.stamp-labelstudio
 
 test: $(VENV)/.stamp-test
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# README.md's command-line reference, regenerated from every subcommand's --help
+readme: $(VENV)/.stamp-labelstudio
+	$(PY) -m analysis.cli_reference README.md
+
+# Speed benchmark: ours vs the reference loop, minicons and the forward-pass floor (BENCH_ARGS: see
+# `python -m benchmarks.run --help`; e.g. BENCH_ARGS="--models bert-base-random --omp-wait-policy passive")
+bench: $(VENV)/.stamp-bench
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m benchmarks.run $(BENCH_ARGS)
 
 # Label Studio server in its own environment (it pins packages the toolkit must not share)
 labelstudio: $(LS_VENV)/bin/label-studio

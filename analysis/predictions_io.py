@@ -52,10 +52,16 @@ class ScoreFile:
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
 
+def _short(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters: an error message stays one readable line."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _score(path: Path, value: Any, *, sentence_id: str, row: int | None, field_name: str = "score") -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise DataFormatError(
-            path, f"score of sentence id {sentence_id!r} is {value!r}, not a number", row=row, field=field_name
+            path, f"score of sentence id {sentence_id!r} is {_short(value)}, not a number", row=row, field=field_name
         )
     x = float(value)
     if not math.isfinite(x):
@@ -67,7 +73,7 @@ def _score(path: Path, value: Any, *, sentence_id: str, row: int | None, field_n
 
 def _add(path: Path, scores: dict[str, float], sid: Any, value: Any, row: int | None) -> str:
     if not isinstance(sid, str) or not sid.strip():
-        raise DataFormatError(path, f"sentence id must be a non-empty string, got {sid!r}", row=row, field="id")
+        raise DataFormatError(path, f"sentence id must be a non-empty string, got {_short(sid)}", row=row, field="id")
     sid = sid.strip()
     if sid in scores:
         raise DataFormatError(path, f"sentence id {sid!r} appears more than once", row=row, field="id")
@@ -127,6 +133,14 @@ def parse_scores_json(path: Path, data: Any) -> ScoreFile:
                 raise DataFormatError(path, "'scores' must map sentence id -> score", field="scores")
             for sid, value in data["scores"].items():
                 _add(path, scores, sid, value, None)
+    elif isinstance(data, dict) and data and all(isinstance(v, dict) and "records" in v for v in data.values()):
+        # ``scores.json`` of ``stereoset-eval score``: {method: {"records": [...]}}; its provenance
+        # is the ``provenance.json`` written beside it
+        for method, block in data.items():
+            _records(path, block["records"], scores, where=f"{method}.records")
+        sibling = path.with_name("provenance.json")
+        if sibling.is_file():
+            provenance = _load_json(sibling)
     elif isinstance(data, dict):
         for sid, value in data.items():
             _add(path, scores, sid, value, None)

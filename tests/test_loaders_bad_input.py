@@ -61,7 +61,7 @@ CASES = [
     ("csv-wrong-delimiter", "t.csv", table(*[r.replace(",", ";") for r in GOOD_ROWS], header=HEADER.replace(",", ";")),
      load_stereoset_table, None, "wrong delimiter"),
     ("csv-extra-delimiter", "t.csv", table(GOOD_ROWS[0], GOOD_ROWS[1] + ",oops", GOOD_ROWS[2]),
-     load_stereoset_table, None, "malformed table|more fields"),
+     load_stereoset_table, 2, "malformed table|more fields"),
     ("csv-not-utf8", "t.csv", None, load_stereoset_table, 3, "not valid UTF-8"),
     ("csv-inconsistent-example", "t.csv", table(GOOD_ROWS[0], GOOD_ROWS[1].replace("gender,mother", "gender,father"), GOOD_ROWS[2]),
      load_stereoset_table, 2, "has target 'father' here but 'mother' at row 1"),

@@ -1,7 +1,10 @@
 """``stereoset-eval demo``: the main job a new user runs first (``make demo``).
 
-For now it loads both benchmarks from the data directory (downloading and verifying them
-when allowed) and prints an inventory; it grows into curate → score → report.
+It is ``stereoset-eval study`` on the packaged default study (``data/default_study.toml``):
+bert-base-uncased, roberta-base and gpt2 on StereoSet (intrasentence, dev), CrowS-Pairs and
+the gender pairs curated from each, scored through the cache and reported with the
+cross-benchmark Spearman tables. Every option of ``study`` can override the default
+(``--models``, ``--data-dir``, ``--output``, ``--limit`` …); ``--config`` runs another file.
 """
 
 from __future__ import annotations
@@ -9,26 +12,19 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from analysis.commands._common import resolve_data
-from curation.inventory import flag_counts, inventory_table
-from curation.loaders.registry import load_items
+from analysis.commands.study import add_study_args, apply_overrides, execute
+from analysis.study.config import default_config, load_config
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="load both benchmarks and print an inventory (the `make demo` job)")
-    p.add_argument("--data-dir", type=Path, help="data directory (default $STEREOSET_EVAL_DATA or ~/.cache/stereoset-eval/data)")
+    p = sub.add_parser("demo", help="the default study: curate -> score -> report (the `make demo` job)",
+                       description="Run the packaged default study (bert-base-uncased, roberta-base, gpt2 on "
+                                   "StereoSet, CrowS-Pairs and their curated gender pairs) and write its report.")
+    p.add_argument("--config", type=Path, help="study file to run instead of the packaged data/default_study.toml")
+    add_study_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    items = []
-    for bench in ("stereoset", "crows-pairs"):
-        path = resolve_data(bench, None, args.data_dir)
-        loaded = load_items(bench, path)
-        print(f"loaded {len(loaded)} {bench} items from {path}")
-        items += loaded
-    print()
-    print(inventory_table(items).to_string(index=False))
-    print()
-    print(flag_counts(items).to_string(index=False))
-    return 0
+    config = load_config(args.config) if args.config else default_config()
+    return execute(apply_overrides(config, args), args)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 from typing import Mapping
 
@@ -57,7 +58,15 @@ def read_table(path: Path, *, sep: str | None = None) -> pd.DataFrame:
     try:
         df = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, on_bad_lines="error")
     except pd.errors.ParserError as exc:
-        raise DataFormatError(path, f"malformed table (separator {sep!r}): {exc}") from None
+        # pandas: "Error tokenizing data. C error: Expected 8 fields in line 3, saw 9\n"
+        found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if found:
+            want, line, got = (int(g) for g in found.groups())
+            raise DataFormatError(
+                path, f"malformed table (separator {sep!r}): {got} fields where the header has {want} "
+                f"(an extra {sep!r} delimiter? quote fields that contain it)", row=line - 1,
+            ) from None
+        raise DataFormatError(path, f"malformed table (separator {sep!r}): {' '.join(str(exc).split())}") from None
     except pd.errors.EmptyDataError:
         raise DataFormatError(path, "file is empty") from None
     if len(header) != len(df.columns) or (df.index.dtype != "int64" and len(df)):

@@ -1,0 +1,23 @@
+"""Multi-model studies: many models × benchmarks × methods → one cross-benchmark report.
+
+``stereoset-eval study CONFIG.toml`` (and ``stereoset-eval demo``) run
+:func:`~analysis.study.run.run_study`. One module per job:
+
+* :mod:`analysis.study.config` — the TOML study file (:class:`StudyConfig`), read by
+  :mod:`~analysis.study.config_parse` and checked by :mod:`~analysis.study.config_validate`;
+* :mod:`analysis.study.benchmarks` — the items of each benchmark (load, curate, filter, limit);
+* :mod:`analysis.study.plan` — (model, benchmark, method) jobs, model kinds, protocols;
+* :mod:`analysis.study.executors` — ``local`` and ``ray`` executors over :func:`scoring.score_items`;
+* :mod:`analysis.study.analyse` — metrics per job, Spearman ρ per protocol (Tables 4–6);
+* :mod:`analysis.study.report` / :mod:`analysis.study.plots` — the report sections and Figure 2;
+* :mod:`analysis.study.run` — the pipeline and the files it writes.
+
+Nothing here imports torch at module level: scoring runs inside the executors.
+"""
+
+from __future__ import annotations
+
+from analysis.study.config import StudyConfig, default_config, load_config, parse_config
+from analysis.study.run import StudyRun, run_study
+
+__all__ = ["StudyConfig", "StudyRun", "default_config", "load_config", "parse_config", "run_study"]

@@ -1,0 +1,201 @@
+"""``score_items``: benchmark items in, a :class:`~scoring.records.ScoreSet` out.
+
+Ties the parts together: validate the method and its options, check every item can be scored
+by it, load the model, resolve ``auto`` options from the tokenizer, build units and requests,
+look the units up in the cache, run the rest in batches, and assemble records and provenance.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import subprocess
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from curation import __version__
+from curation.items import Item
+from scoring.cache import ScoreCache, cache_key, default_cache_dir
+from scoring.methods import get_method
+from scoring.methods.base import Method, Prepared, UnitSpec
+from scoring.records import ScoreSet, ScoringError, SentenceScore
+
+DEFAULT_BATCH_TOKENS = 8192
+
+
+def score_items(
+    items: Iterable[Item],
+    *,
+    model: str,
+    method: str,
+    options: Mapping[str, Any] | None = None,
+    device: str | None = "auto",
+    dtype: str | None = None,
+    revision: str | None = None,
+    batch_tokens: int = DEFAULT_BATCH_TOKENS,
+    cache_dir: str | os.PathLike[str] | None = None,
+    use_cache: bool = True,
+    progress: bool = False,
+) -> ScoreSet:
+    """Score every sentence of ``items`` with ``method`` under ``model``.
+
+    Args:
+        items: items the method accepts (e.g. StereoSet intrasentence items for
+            ``stereoset-mlm``, pair items for ``crows-nangia``); any other item is an error.
+        model: hub id or local folder of a pretrained model.
+        method: a name in :data:`scoring.methods.METHODS`.
+        options: the method's options (see its module); defaults are the faithful ones.
+        device: ``auto``, ``cpu``, ``cuda`` or ``cuda:N``.
+        dtype: ``fp32`` (default), ``bf16`` or ``fp16`` (CUDA only).
+        revision: hub revision (branch, tag or commit).
+        batch_tokens: padded tokens per forward batch; results do not depend on it beyond
+            float32 noise (~1e-7).
+        cache_dir: result cache folder (default ``$STEREOSET_EVAL_CACHE`` or
+            ``~/.cache/stereoset-eval/scores``).
+        use_cache: read and write the cache; False computes everything and stores nothing.
+        progress: show a progress bar (sentences/s).
+
+    Raises:
+        ScoringError: an unknown option, an item the method cannot score, an empty ``items``, a
+            model of the wrong kind or without tokenizer, or any input longer than the model's
+            maximum length: such inputs are refused (listed and counted), never truncated.
+
+    Returns:
+        A :class:`ScoreSet`: ``scores`` (sentence id -> number), ``records``, ``provenance``,
+        ``cache_stats``.
+    """
+    started = time.perf_counter()
+    items = list(items)
+    spec = get_method(method)
+    if not items:
+        raise ScoringError(f"no items to score with {spec.name} ({model}): the dataset is empty (after filtering?)")
+    given = spec.validate_options(options)
+    _check_items(spec, items)
+    if not isinstance(batch_tokens, int) or batch_tokens < 1:
+        raise ScoringError(f"batch_tokens must be a positive integer, got {batch_tokens!r}")
+    from scoring.backends import load_backend
+    from scoring.scorers import Scorer
+
+    cache = ScoreCache(cache_dir) if use_cache else None
+    try:
+        backend = load_backend(model, kind=spec.model_kind, device=device, dtype=dtype, revision=revision, memo=cache)
+        resolved = spec.resolve(backend.tokenizer, given)
+        units = spec.units(items, resolved)
+        from scoring.backends import quiet_transformers
+
+        with quiet_transformers():  # its "sequence longer than ..." warning: _check_lengths says it better
+            prepared = [spec.prepare(u, backend.tokenizer, resolved) for u in units]
+        _check_lengths(spec, units, prepared, backend.tokenizer.max_length, model)
+        identity = backend.identity()
+        key_options = spec.key_options(resolved)
+        keys = [cache_key(identity, spec.name, spec.version, key_options, u.inputs) for u in units]
+        cached = cache.get_many(keys) if cache is not None else {}
+
+        def commit(fresh: dict[str, Any]) -> None:
+            if cache is not None:
+                cache.put_many(fresh, model=identity["model"], method=spec.name)
+
+        from scoring.engine import execute
+
+        results = execute(spec, units, prepared, keys, resolved, Scorer(backend).run, batch_tokens=batch_tokens,
+                          cached=cached, commit=commit, progress=progress)
+    finally:
+        if cache is not None:
+            cache.close()
+    records = _records(items, units, results)
+    hits = sum(len(u.sentence_ids) for u, k in zip(units, keys) if k in cached)
+    stats = {"hits": hits, "computed": len(records) - hits}
+    provenance = _provenance(spec, given, resolved, backend, items, records, stats, batch_tokens=batch_tokens,
+                             cache_dir=(Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None,
+                             wall_time_s=time.perf_counter() - started)
+    return ScoreSet(spec.name, records, provenance, stats)
+
+
+def _check_items(spec: Method, items: list[Item]) -> None:
+    bad = [(item, reason) for item in items if (reason := spec.accepts(item)) is not None]
+    if bad:
+        shown = ", ".join(f"{item.id} ({item.source})" for item, _ in bad[:5])
+        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        raise ScoringError(f"method {spec.name} {bad[0][1]}; {len(bad)} item(s) cannot be scored: {shown}{more}")
+
+
+def _check_lengths(spec: Method, units: list[UnitSpec], prepared: list[Prepared], max_length: int, model: str) -> None:
+    too_long = [(u, max(len(r) for r in p.requests)) for u, p in zip(units, prepared)
+                if p.requests and max(len(r) for r in p.requests) > max_length]
+    if too_long:
+        shown = ", ".join(f"{', '.join(u.sentence_ids)} ({n} tokens)" for u, n in too_long[:5])
+        raise ScoringError(f"method {spec.name}: {len(too_long)} input(s) exceed the {max_length}-token limit of "
+                           f"{model} (no silent truncation): {shown}")
+
+
+def _records(items: list[Item], units: list[UnitSpec], results: list[list[dict[str, Any]]]) -> list[SentenceScore]:
+    by_id: dict[str, SentenceScore] = {}
+    for unit, unit_results in zip(units, results):
+        for sid, role, res in zip(unit.sentence_ids, unit.roles, unit_results):
+            by_id[sid] = SentenceScore(
+                item_id=unit.item_id, sentence_id=sid, role=role,
+                score=float(res["score"]) if res["score"] is not None else float("nan"),
+                n_tokens=int(res["n_tokens"]),
+                token_ids=tuple(res["token_ids"]) if res.get("token_ids") is not None else None,
+                token_logprobs=tuple(res["token_logprobs"]) if res.get("token_logprobs") is not None else None,
+                extra=dict(res.get("extra") or {}),
+            )
+    return [by_id[s.id] for item in items for s in item.sentences if s.id in by_id]
+
+
+@functools.lru_cache(maxsize=1)  # fixed for the process; was ~50 ms per call (benchmarks/ profile)
+def _versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    out = {"python": platform.python_version(), "stereoset-eval": __version__}
+    for pkg in ("torch", "transformers", "tokenizers", "safetensors", "huggingface-hub", "numpy"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    return out
+
+
+@functools.lru_cache(maxsize=1)  # the code this process imported does not change; one subprocess, not one per call
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent, capture_output=True,
+                             text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, Any], backend: Any, items: list[Item],
+                records: list[SentenceScore], stats: Mapping[str, int], *, batch_tokens: int,
+                cache_dir: Path | None, wall_time_s: float) -> dict[str, Any]:
+    import torch
+
+    data = sorted({(it.provenance.source_file, it.provenance.sha256) for it in items})
+    info = backend.info
+    return {
+        "tool": {"name": "stereoset-eval", "version": __version__, "git_commit": _git_commit()},
+        "model": {
+            "id": backend.model_id, "revision": info.get("revision"), "weights_sha256": info.get("weights_sha256"),
+            "weight_files": info.get("weight_files"), "weights_hash_of": info.get("weights_hash_of"),
+            "tokenizer_sha256": info.get("tokenizer_sha256"), "config_sha256": info.get("config_sha256"),
+            "class": info["model_class"], "kind": backend.kind, "n_parameters": info["n_parameters"],
+            "dtype": str(backend.dtype).replace("torch.", ""), "device": str(backend.device),
+            "head_split": info["head_split"], "load_report": info["load_report"],
+        },
+        "tokenizer": backend.tokenizer.describe(),
+        "method": {"name": spec.name, "version": spec.version, "reference": spec.reference,
+                   "options_given": dict(given), "options": dict(resolved)},
+        "data": [{"file": f, "sha256": h} for f, h in data],
+        "n_items": len(items),
+        "n_sentences": len(records),
+        # "run" is the one block that differs between identical runs (time, cache use, threads)
+        "run": {"created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "batch_tokens": batch_tokens, "cache_dir": str(cache_dir) if cache_dir else None,
+                "use_cache": cache_dir is not None, "cache_hits": stats["hits"], "computed": stats["computed"],
+                "wall_time_s": round(wall_time_s, 3), "torch_threads": torch.get_num_threads()},
+        "versions": dict(_versions()),  # a copy: the cached dict must not be shared with callers
+    }

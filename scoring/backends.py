@@ -1,0 +1,259 @@
+"""Loading pretrained models and tokenizers: kind, device, dtype, limits, fingerprint.
+
+* Always ``from_pretrained`` (hub id or local folder, optional ``revision``); a checkpoint
+  that lacks weights of the requested head (e.g. no NSP head) is an error, because
+  transformers would silently initialise them at random.
+* ``device``: ``auto`` (CUDA if available, else CPU), ``cpu``, ``cuda`` or ``cuda:N``.
+* ``dtype``: float32 by default everywhere (the references ran float32); ``bf16`` / ``fp16``
+  are opt-in (``fp16`` only on CUDA). The dtype is part of the cache key.
+* ``model_max_length``: tokenizers without one (transformers' huge sentinel) get the model's
+  position limit (``max_position_embeddings`` minus RoBERTa's padding offset, or ``n_positions``).
+* Head splitting: for masked/causal LMs the output head is applied only at the positions a
+  method needs (``base_model`` → hidden states → head), which a probe verifies against the full
+  forward pass at load time; models where it differs (logit soft-capping …) use the full pass.
+
+Loaded backends are kept (the two most recent) so several methods can share one model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from scoring.fingerprint import HashMemo, fingerprint
+from scoring.model_checks import check_model_folder, check_model_source
+from scoring.methods.base import MODEL_KINDS
+from scoring.records import ScoringError
+from scoring.tokenization import TokenizerView
+
+DTYPES: dict[str, str] = {
+    "fp32": "float32", "float32": "float32", "bf16": "bfloat16", "bfloat16": "bfloat16",
+    "fp16": "float16", "float16": "float16",
+}
+_NO_LIMIT = 1_000_000  # transformers uses int(1e30) for "no model_max_length"
+_KEEP = 2
+_LOADED: "OrderedDict[tuple, Backend]" = OrderedDict()
+
+
+@dataclass
+class Backend:
+    """A loaded model ready for scoring.
+
+    Attributes:
+        model_id: the id or folder it was loaded from.
+        kind: ``masked``, ``causal`` or ``nsp``.
+        model: the torch module (eval mode, on ``device``).
+        tokenizer: a :class:`~scoring.tokenization.TokenizerView`.
+        device / dtype: where and in what precision it runs.
+        base / head: the split model (None: use the full forward pass).
+        info: fingerprint and load report, for the provenance and the cache key.
+    """
+
+    model_id: str
+    kind: str
+    model: Any
+    tokenizer: TokenizerView
+    device: Any
+    dtype: Any
+    base: Any = None
+    head: Any = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def identity(self) -> dict[str, Any]:
+        """What the cache key needs to know about the model."""
+        return {
+            "model": self.info["model_id_resolved"],
+            "revision": self.info.get("revision"),
+            "weights_sha256": self.info.get("weights_sha256"),
+            "tokenizer_sha256": self.info.get("tokenizer_sha256"),
+            "model_class": self.info["model_class"],
+            "dtype": str(self.dtype).replace("torch.", ""),
+        }
+
+
+def resolve_device(device: str | None) -> Any:
+    import torch
+
+    name = (device or "auto").lower()
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(name)
+    except RuntimeError:
+        raise ScoringError(f"unknown device {device!r}; use auto, cpu, cuda or cuda:N") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ScoringError(f"device {device!r} requested but CUDA is not available")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ScoringError(f"device {device!r}: only {torch.cuda.device_count()} CUDA device(s)")
+    elif dev.type != "cpu":
+        raise ScoringError(f"unsupported device {device!r}; use auto, cpu, cuda or cuda:N")
+    return dev
+
+
+def resolve_dtype(dtype: str | None, device: Any) -> Any:
+    import torch
+
+    name = DTYPES.get((dtype or "fp32").lower())
+    if name is None:
+        raise ScoringError(f"unknown dtype {dtype!r}; use one of {sorted(DTYPES)}")
+    if name == "float16" and device.type == "cpu":
+        raise ScoringError("dtype fp16 is not supported on CPU; use fp32 (default) or bf16")
+    return getattr(torch, name)
+
+
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Silence transformers' load report and progress bars (the report goes into provenance)."""
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        hf_logging.enable_progress_bar()
+
+
+def position_limit(model: Any) -> int | None:
+    """The longest input the model's position embeddings allow (None if unbounded/unknown)."""
+    config = model.config
+    for attr in ("max_position_embeddings", "n_positions", "max_sequence_length"):
+        limit = getattr(config, attr, None)
+        if isinstance(limit, int) and limit > 0:
+            embeddings = getattr(model.base_model, "embeddings", None)
+            padding_idx = getattr(embeddings, "padding_idx", None)  # RoBERTa: positions start after it
+            return limit - (padding_idx + 1) if isinstance(padding_idx, int) else limit
+    return None
+
+
+def _load(model_id: str, kind: str, device: Any, dtype: Any, revision: str | None) -> tuple[Any, Any, dict[str, Any]]:
+    import transformers
+
+    cls = getattr(transformers, MODEL_KINDS[kind])
+    try:
+        with quiet_transformers():
+            tokenizer = transformers.AutoTokenizer.from_pretrained(model_id, revision=revision)
+            model, report = cls.from_pretrained(model_id, revision=revision, dtype=dtype, output_loading_info=True)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ScoringError(f"cannot load {model_id!r} as {cls.__name__} (model kind {kind!r}): {_one_line(exc)}") from None
+    missing = sorted(report.get("missing_keys") or [])
+    if missing:
+        shown = ", ".join(missing[:6]) + (" …" if len(missing) > 6 else "")
+        raise ScoringError(
+            f"{model_id!r} has no pretrained weights for part of {type(model).__name__} ({shown}); "
+            f"transformers would initialise them at random, so the {kind} scores would be meaningless"
+        )
+    model.to(device).eval()
+    load_report = {k: sorted(v) for k, v in report.items() if isinstance(v, (set, list)) and v}
+    return tokenizer, model, load_report
+
+
+def _one_line(exc: BaseException, limit: int = 400) -> str:
+    """A library error message on one line (transformers' messages span several), cut to ``limit``."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _probe_split(model: Any, tokenizer: Any, kind: str) -> tuple[Any, Any]:
+    """(base, head) if applying the head to gathered hidden states equals the full forward."""
+    import torch
+
+    if kind == "nsp":
+        return None, None
+    base = model.base_model
+    head = next((getattr(model, n) for n in ("cls", "lm_head", "predictions") if isinstance(getattr(model, n, None), torch.nn.Module)), None)
+    if base is model or head is None:
+        return None, None
+    ids = torch.tensor([tokenizer.encode("The quick brown fox jumps over the lazy dog.")], device=model.device)
+    kwargs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+    if kind == "causal":
+        kwargs["use_cache"] = False
+    try:
+        with torch.inference_mode():
+            full = model(**kwargs).logits.float()
+            split = head(base(**kwargs).last_hidden_state).float()
+    except Exception:  # noqa: BLE001 - any failure just means "use the full forward pass"
+        return None, None
+    tol = 1e-4 if model.dtype == torch.float32 else 2e-2
+    if split.shape != full.shape or not torch.allclose(split, full, rtol=tol, atol=tol * float(full.abs().max())):
+        return None, None
+    return base, head
+
+
+def _state_dict_sha256(model: Any) -> str:
+    h = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(tensor.detach().float().cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
+def load_backend(model: str, *, kind: str, device: str | None = "auto", dtype: str | None = None,
+                 revision: str | None = None, memo: HashMemo | None = None) -> Backend:
+    """Load (or reuse) ``model`` as a ``kind`` backend; see the module docstring."""
+    import os
+
+    if kind not in MODEL_KINDS:
+        raise ScoringError(f"unknown model kind {kind!r}; known: {', '.join(MODEL_KINDS)}")
+    dev = resolve_device(device)
+    dt = resolve_dtype(dtype, dev)
+    key = (model, kind, str(dev), str(dt), revision)
+    if key in _LOADED:
+        _LOADED.move_to_end(key)
+        return _LOADED[key]
+    check_model_source(model, kind, revision)
+    tokenizer, net, report = _load(model, kind, dev, dt, revision)
+    limit = position_limit(net)
+    max_len = tokenizer.model_max_length if tokenizer.model_max_length < _NO_LIMIT else (limit or _NO_LIMIT)
+    if limit is not None:
+        max_len = min(max_len, limit)
+    tokenizer.model_max_length = max_len
+    base, head = _probe_split(net, tokenizer, kind)
+    info = fingerprint(model, revision, memo=memo, state_dict_hash=lambda: _state_dict_sha256(net))
+    info.update({
+        "model_id": model,
+        "model_id_resolved": os.path.abspath(model) if os.path.isdir(model) else model,
+        "model_class": type(net).__name__,
+        "kind": kind,
+        "load_report": report,
+        "head_split": base is not None,
+        "n_parameters": sum(p.numel() for p in net.parameters()),
+    })
+    backend = Backend(model, kind, net, TokenizerView(tokenizer, model, max_len), dev, dt, base, head, info)
+    _LOADED[key] = backend
+    while len(_LOADED) > _KEEP:
+        _LOADED.popitem(last=False)
+    return backend
+
+
+def model_kinds_available(model: str, revision: str | None = None) -> dict[str, bool]:
+    """Which kinds ``model``'s config supports: ``{"masked", "causal", "nsp"}`` -> bool.
+
+    Read from ``config.json`` (architectures and model type), without loading weights; the
+    StereoSet command uses it for its defaults (an NSP head only if the checkpoint has one).
+    """
+    from transformers import AutoConfig
+    from transformers.models.auto import modeling_auto as auto
+
+    check_model_folder(model)
+    try:
+        with quiet_transformers():
+            config = AutoConfig.from_pretrained(model, revision=revision)
+    except (OSError, ValueError) as exc:
+        raise ScoringError(f"cannot read the config of {model!r}: {_one_line(exc)}") from None
+    archs = " ".join(getattr(config, "architectures", None) or [])
+    mtype = config.model_type
+    causal_arch = "ForCausalLM" in archs or "LMHeadModel" in archs
+    masked_arch = "ForMaskedLM" in archs or "ForPreTraining" in archs
+    return {
+        "masked": masked_arch or (not causal_arch and mtype in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES),
+        "causal": causal_arch or (not masked_arch and mtype in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES),
+        "nsp": mtype in auto.MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING_NAMES
+        and ("ForPreTraining" in archs or "ForNextSentencePrediction" in archs),
+    }

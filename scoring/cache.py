@@ -1,0 +1,118 @@
+"""The result cache: SQLite in WAL mode, one transaction per computed batch.
+
+One row per *unit* (a sentence, or a CrowS pair): key = sha256 of the model identity
+(id, revision, weights and tokenizer sha256, class, dtype), the method and its version, every
+option that changes a number, and the texts the method reads. The value is the unit's
+per-sentence results as JSON (floats round-trip exactly). A run commits each batch's results
+as it finishes, so a killed run loses at most the batch in flight; a rerun reads the rest.
+
+Default location: ``$STEREOSET_EVAL_CACHE`` or ``~/.cache/stereoset-eval/scores``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+SCHEMA = 1
+FILENAME = "scores.sqlite3"
+_CHUNK = 500  # keys per SELECT (SQLite's variable limit)
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("STEREOSET_EVAL_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "stereoset-eval" / "scores"
+
+
+def cache_key(model_identity: Mapping[str, Any], method: str, method_version: int,
+              options: Mapping[str, Any], inputs: Mapping[str, Any]) -> str:
+    """sha256 over everything that determines a unit's numbers (canonical JSON)."""
+    payload = {
+        "schema": SCHEMA,
+        "model": dict(model_identity),
+        "method": method,
+        "method_version": method_version,
+        "options": dict(options),
+        "inputs": dict(inputs),
+    }
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ScoreCache:
+    """A persistent key -> JSON store for unit results (and a memo of file hashes)."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / FILENAME
+        self._db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a killed process keeps every commit
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, model TEXT, method TEXT,"
+            " value TEXT NOT NULL, created REAL NOT NULL)"
+        )
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS file_hashes (path TEXT, size INTEGER, mtime_ns INTEGER,"
+            " sha256 TEXT NOT NULL, PRIMARY KEY (path, size, mtime_ns))"
+        )
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        """The cached values of those ``keys`` that are present."""
+        keys = list(dict.fromkeys(keys))
+        found: dict[str, Any] = {}
+        for i in range(0, len(keys), _CHUNK):
+            chunk = keys[i:i + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for key, value in self._db.execute(f"SELECT key, value FROM results WHERE key IN ({marks})", chunk):
+                found[key] = json.loads(value)
+        return found
+
+    def put_many(self, entries: Mapping[str, Any], *, model: str, method: str) -> None:
+        """Store ``entries`` (key -> JSON-able value) in one transaction."""
+        now = time.time()
+        rows = [(k, model, method, json.dumps(v, ensure_ascii=False), now) for k, v in entries.items()]
+        with self._transaction():
+            self._db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", rows)
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+
+    def get_file_hash(self, path: str, size: int, mtime_ns: int) -> str | None:
+        row = self._db.execute(
+            "SELECT sha256 FROM file_hashes WHERE path=? AND size=? AND mtime_ns=?", (path, size, mtime_ns)
+        ).fetchone()
+        return row[0] if row else None
+
+    def put_file_hash(self, path: str, size: int, mtime_ns: int, sha256: str) -> None:
+        with self._transaction():
+            self._db.execute("INSERT OR REPLACE INTO file_hashes VALUES (?, ?, ?, ?)", (path, size, mtime_ns, sha256))
+
+    def _transaction(self) -> "_Tx":
+        return _Tx(self._db)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "ScoreCache":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Tx:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")

@@ -1,0 +1,78 @@
+"""Writing scores: CSV and JSON score files, provenance, StereoSet predictions (all atomic).
+
+* ``<stem>.csv`` — one row per sentence: item id, sentence id, role, method, score, n_tokens,
+  and the scalar extras (e.g. ``unrounded`` for crows-nangia);
+* ``<stem>.json`` — the same records with per-token ids and log-probabilities;
+* ``predictions.json`` — StereoSet's official predictions format
+  ``{"intrasentence": [{"id", "score"}], "intersentence": [...]}``, readable by the official
+  ``evaluation.py``;
+* ``provenance.json`` — everything needed to reproduce the numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from curation.atomic import atomic_write_json, atomic_write_text
+from scoring.records import ScoreSet
+
+CSV_COLUMNS: tuple[str, ...] = ("item_id", "sentence_id", "role", "method", "score", "n_tokens")
+
+
+def scores_csv(score_sets: Iterable[ScoreSet]) -> str:
+    """CSV text of the records of ``score_sets`` (scalar extras become ``extra_<name>`` columns)."""
+    rows: list[dict[str, Any]] = []
+    extras: dict[str, None] = {}
+    for ss in score_sets:
+        for r in ss.records:
+            row = {"item_id": r.item_id, "sentence_id": r.sentence_id, "role": r.role, "method": ss.method,
+                   "score": _fmt(r.score), "n_tokens": r.n_tokens}
+            for k, v in r.extra.items():
+                if isinstance(v, (int, float, str)) and not isinstance(v, bool):
+                    row[f"extra_{k}"] = _fmt(v) if isinstance(v, float) else v
+                    extras.setdefault(f"extra_{k}", None)
+            rows.append(row)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(CSV_COLUMNS) + list(extras), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def _fmt(x: float) -> str:
+    return repr(float(x)) if math.isfinite(x) else ""
+
+
+def scores_json(score_sets: Iterable[ScoreSet]) -> dict[str, Any]:
+    """Per method, the records. Cache statistics live in the provenance's ``run`` block, so the
+    same command gives byte-identical score files whether it computed or read the cache."""
+    return {ss.method: {"records": [r.to_dict() for r in ss.records]} for ss in score_sets}
+
+
+def stereoset_predictions(*, intrasentence: ScoreSet | None, intersentence: ScoreSet | None) -> dict[str, Any]:
+    """The official predictions file: per task, ``[{"id": sentence id, "score": float}]``."""
+    out: dict[str, Any] = {}
+    for task, ss in (("intrasentence", intrasentence), ("intersentence", intersentence)):
+        if ss is not None:
+            out[task] = [{"id": r.sentence_id, "score": r.score if math.isfinite(r.score) else None}
+                         for r in ss.records]
+    return out
+
+
+def write_outputs(out_dir: str | Path, score_sets: list[ScoreSet], provenance: Mapping[str, Any], *,
+                  predictions: Mapping[str, Any] | None = None, stem: str = "scores") -> list[Path]:
+    """Write the score files, the provenance and (for StereoSet) the predictions; return the paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [
+        atomic_write_text(out / f"{stem}.csv", scores_csv(score_sets)),
+        atomic_write_json(out / f"{stem}.json", scores_json(score_sets)),
+    ]
+    if predictions is not None:
+        written.append(atomic_write_json(out / "predictions.json", dict(predictions)))
+    written.append(atomic_write_json(out / "provenance.json", dict(provenance)))
+    return written

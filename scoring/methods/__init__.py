@@ -1,0 +1,46 @@
+"""The registry of scoring methods: ``METHODS`` (name -> :class:`~scoring.methods.base.Method`).
+
+=========================  =======  ==========================================================
+name                       model    number per sentence
+=========================  =======  ==========================================================
+stereoset-mlm              masked   mean probability of the attribute word's pieces (StereoSet)
+stereoset-causal           causal   geometric-mean token probability (StereoSet intrasentence)
+stereoset-nsp              nsp      P(IsNext | context, sentence) (StereoSet intersentence)
+stereoset-inter-causal     causal   mean log2 p(sentence) / mean log2 p(context) (StereoSet)
+crows-nangia               masked   summed log p of the pair's shared tokens, rounded (CrowS)
+pll                        masked   pseudo-log-likelihood (Salazar et al. 2020)
+pll-word-l2r               masked   PLL with within-word left-to-right masking (Kauf & Ivanova)
+causal-ll                  causal   summed log-likelihood after the BOS token (lm-eval)
+=========================  =======  ==========================================================
+"""
+
+from __future__ import annotations
+
+from curation.errors import UnknownNameError
+from scoring.methods import causal_ll, crows, pll, stereoset_causal, stereoset_mlm, stereoset_nsp
+from scoring.methods.base import Method
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        stereoset_mlm.METHOD,
+        stereoset_causal.INTRA_METHOD,
+        stereoset_nsp.METHOD,
+        stereoset_causal.INTER_METHOD,
+        crows.METHOD,
+        pll.PLL_METHOD,
+        pll.PLL_WORD_METHOD,
+        causal_ll.METHOD,
+    )
+}
+
+
+def get_method(name: str) -> Method:
+    """The method called ``name``; :class:`UnknownNameError` (with a suggestion) otherwise."""
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise UnknownNameError("scoring method", name, list(METHODS)) from None
+
+
+__all__ = ["METHODS", "Method", "get_method"]

@@ -1,0 +1,148 @@
+"""The shape every scoring method has: options, units, request building, reduction.
+
+A method is four small functions over one scorer interface:
+
+1. ``units(items, options)`` — what is scored and cached together (a sentence, or a CrowS pair
+   whose two sentences are aligned with each other), with the texts it reads (the cache key);
+2. ``prepare(unit, tokenizer, options)`` — the forward-pass :class:`~scoring.requests.Request`
+   objects it needs, and any state the reduction needs;
+3. the engine runs the requests (batched, deduplicated) and hands back, per request, the
+   natural-log probabilities of its gathers;
+4. ``reduce(unit, prepared, outputs, options)`` — the method's number per sentence.
+
+Methods know tokenizers and texts, never torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from curation.items import Item
+from scoring.records import ScoringError
+from scoring.requests import Request
+from scoring.tokenization import TokenizerView
+
+MODEL_KINDS: dict[str, str] = {
+    "masked": "AutoModelForMaskedLM",
+    "causal": "AutoModelForCausalLM",
+    "nsp": "AutoModelForNextSentencePrediction",
+}
+
+
+@dataclass(frozen=True)
+class Option:
+    """A named method option.
+
+    Attributes:
+        name: option name (keyword in ``options=``).
+        default: the faithful default.
+        choices: allowed values, or None for free values checked by ``check``.
+        description: what it changes and why.
+        in_key: False only for options that select *which* items are scored without changing
+            any sentence's number (they stay out of the cache key, but in the provenance).
+    """
+
+    name: str
+    default: Any
+    description: str
+    choices: tuple[Any, ...] | None = None
+    in_key: bool = True
+    check: Callable[[Any], bool] | None = None
+
+
+@dataclass(frozen=True)
+class UnitSpec:
+    """What is computed and cached as one piece.
+
+    Attributes:
+        item_id: the item.
+        sentence_ids / roles: the sentences the unit scores, in the order ``reduce`` returns them.
+        inputs: every text the method reads for these sentences (part of the cache key).
+    """
+
+    item_id: str
+    sentence_ids: tuple[str, ...]
+    roles: tuple[str, ...]
+    inputs: Mapping[str, Any]
+
+
+@dataclass
+class Prepared:
+    """A unit's requests plus whatever ``reduce`` needs (token ids, template word …)."""
+
+    requests: list[Request]
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+# reduce returns one dict per sentence: score, n_tokens, token_ids, token_logprobs, extra
+SentenceResult = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Method:
+    """A named scoring method (see :data:`scoring.methods.METHODS`).
+
+    Attributes:
+        name: registry name.
+        description: one line: what number it produces.
+        model_kind: ``masked``, ``causal`` or ``nsp`` (which model class is loaded).
+        reference: the implementation it reproduces.
+        version: bump when the computation changes (it is part of the cache key).
+        options: the method's named options.
+        accepts: returns None if the method can score the item, else the reason it cannot.
+        units / resolve / prepare / reduce: see the module docstring; ``resolve`` turns
+            ``auto`` option values into concrete ones using the tokenizer.
+    """
+
+    name: str
+    description: str
+    model_kind: str
+    reference: str
+    version: int
+    options: tuple[Option, ...]
+    accepts: Callable[[Item], str | None]
+    units: Callable[[Sequence[Item], Mapping[str, Any]], list[UnitSpec]]
+    prepare: Callable[[UnitSpec, TokenizerView, Mapping[str, Any]], Prepared]
+    reduce: Callable[[UnitSpec, Prepared, list[list[float]], Mapping[str, Any]], list[SentenceResult]]
+    resolve: Callable[[TokenizerView, Mapping[str, Any]], dict[str, Any]] = lambda tok, opts: dict(opts)
+
+    def validate_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Defaults filled in; unknown names and bad values raise :class:`ScoringError`."""
+        options = dict(options or {})
+        known = {o.name: o for o in self.options}
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            listed = ", ".join(known) or "none"
+            raise ScoringError(f"method {self.name} has no option(s) {', '.join(unknown)}; its options: {listed}")
+        out: dict[str, Any] = {}
+        for name, opt in known.items():
+            value = options.get(name, opt.default)
+            if opt.choices is not None and value not in opt.choices:
+                raise ScoringError(f"method {self.name}: option {name}={value!r} is not one of {list(opt.choices)}")
+            if opt.check is not None and not opt.check(value):
+                raise ScoringError(f"method {self.name}: option {name}={value!r} is invalid ({opt.description})")
+            out[name] = value
+        return out
+
+    def key_options(self, resolved: Mapping[str, Any]) -> dict[str, Any]:
+        """The resolved options that change numbers (the cache key part)."""
+        skip = {o.name for o in self.options if not o.in_key}
+        return {k: v for k, v in sorted(resolved.items()) if k not in skip}
+
+
+def unit_error(method: str, unit: UnitSpec, problem: str) -> ScoringError:
+    return ScoringError(f"method {method}, item {unit.item_id} (sentences {', '.join(unit.sentence_ids)}): {problem}")
+
+
+def sentence_units(items: Sequence[Item], text_inputs: Callable[[Item, str], Mapping[str, Any]]) -> list[UnitSpec]:
+    """One unit per sentence of every item, in item order."""
+    return [
+        UnitSpec(item.id, (s.id,), (s.role,), text_inputs(item, s.text))
+        for item in items
+        for s in item.sentences
+    ]
+
+
+def is_int_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)

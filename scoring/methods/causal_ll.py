@@ -1,0 +1,57 @@
+"""``causal-ll``: summed log-likelihood of a sentence under a causal LM (lm-eval's CrowS-Pairs).
+
+lm-evaluation-harness scores a CrowS-Pairs sentence as ``loglikelihood("", sentence)``: an
+empty context becomes the prefix token (the tokenizer's BOS, else EOS — ``<|endoftext|>`` for
+GPT-2), so the input is ``[prefix] + encode(sentence)`` (no other special tokens) and the score
+is ``sum_i log p(t_i | prefix, t_<i)`` in natural log. Unlike ``stereoset-causal``, the prefix is
+part of the same forward pass (the sentence sits at positions 1..n).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from curation.items import Item
+from scoring.methods.base import Method, Option, Prepared, SentenceResult, UnitSpec, sentence_units, unit_error
+from scoring.methods.stereoset_causal import resolve as resolve_start_token
+from scoring.requests import Request
+from scoring.tokenization import TokenizerView
+
+NAME = "causal-ll"
+
+
+def accepts(item: Item) -> str | None:
+    return None if item.sentences else "has no sentences"
+
+
+def units(items: Sequence[Item], options: Mapping[str, Any]) -> list[UnitSpec]:
+    return sentence_units(items, lambda item, text: {"sentence": text})
+
+
+def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> Prepared:
+    ids = tok.encode(unit.inputs["sentence"], special=False)
+    if not ids:
+        raise unit_error(NAME, unit, "the sentence encodes to no tokens")
+    prefix = int(tok.tokenizer.convert_tokens_to_ids(options["start_token"]))
+    return Prepared([Request(tuple([prefix] + ids), tuple((i, t) for i, t in enumerate(ids)))], {"ids": ids})
+
+
+def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
+    lps = list(outputs[0])
+    return [{"score": sum(lps), "n_tokens": len(lps), "token_ids": prep.state["ids"], "token_logprobs": lps, "extra": {}}]
+
+
+METHOD = Method(
+    name=NAME,
+    description="causal LM log-likelihood: summed log p(token | prefix token, earlier tokens)",
+    model_kind="causal",
+    reference="EleutherAI lm-evaluation-harness crows_pairs (loglikelihood with empty context)",
+    version=1,
+    options=(Option("start_token", "auto", "prefix token; 'auto' = the tokenizer's BOS (else EOS) token; or a token string",
+                    check=lambda v: isinstance(v, str) and bool(v)),),
+    accepts=accepts,
+    units=units,
+    prepare=prepare,
+    reduce=reduce,
+    resolve=resolve_start_token,
+)

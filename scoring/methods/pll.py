@@ -1,0 +1,113 @@
+"""``pll`` and ``pll-word-l2r``: pseudo-log-likelihood of masked LMs.
+
+* ``pll`` (Salazar et al. 2020): ``sum_t log P(w_t | W without t)``, each token masked alone.
+* ``pll-word-l2r`` (Kauf & Ivanova 2023): when scoring token ``t``, the later tokens of the same
+  word are masked too (words from the fast tokenizer's ``word_ids()``), so a multi-piece word
+  is not predicted from its own later pieces.
+
+Both reproduce minicons 0.3.39 ``MaskedLMScorer.sequence_score(..., reduction=sum,
+PLL_metric="original" | "within_word_l2r")``: natural log, the text encoded with special tokens,
+and every position scored except those whose id is the CLS, SEP or PAD id (minicons' rule)
+or that the tokenizer marks as special. In ``within_word_l2r`` the extra masks run up to the
+last scored position, as in minicons. Per-token values are kept in the records.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from curation.items import Item
+from scoring.methods.base import Method, Prepared, SentenceResult, UnitSpec, sentence_units, unit_error
+from scoring.requests import Request
+from scoring.tokenization import TokenizerView
+
+PLL = "pll"
+PLL_WORD = "pll-word-l2r"
+
+
+def accepts(item: Item) -> str | None:
+    return None if item.sentences else "has no sentences"
+
+
+def units(items: Sequence[Item], options: Mapping[str, Any]) -> list[UnitSpec]:
+    return sentence_units(items, lambda item, text: {"sentence": text})
+
+
+def scored_positions(ids: Sequence[int], special_mask: Sequence[int], excluded_ids: set[int]) -> list[int]:
+    """Positions that are scored: not special, and not a CLS/SEP/PAD id (minicons).
+
+    >>> scored_positions([2, 10, 11, 3], [1, 0, 0, 1], {2, 3, 0})
+    [1, 2]
+    """
+    return [i for i, (t, s) in enumerate(zip(ids, special_mask)) if not s and t not in excluded_ids]
+
+
+def mask_sets(positions: Sequence[int], word_ids: Sequence[int | None], *, within_word_l2r: bool) -> list[list[int]]:
+    """For each scored position, the positions masked when scoring it.
+
+    >>> mask_sets([1, 2, 3], [None, 0, 0, 1], within_word_l2r=True)
+    [[1, 2], [2], [3]]
+    >>> mask_sets([1, 2, 3], [None, 0, 0, 1], within_word_l2r=False)
+    [[1], [2], [3]]
+    """
+    if not within_word_l2r or not positions:
+        return [[p] for p in positions]
+    last = positions[-1]
+    out = []
+    for p in positions:
+        if word_ids[p] is None:
+            out.append([p])
+        else:
+            out.append([p] + [j for j in range(p + 1, last + 1) if word_ids[j] == word_ids[p]])
+    return out
+
+
+def _prepare(name: str, within_word_l2r: bool):
+    def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> Prepared:
+        mask_id = tok.require_id("mask", method=name)
+        ids, word_ids, special = tok.encode_with_words(unit.inputs["sentence"])
+        excluded = {t for t in (tok.special_id("cls"), tok.special_id("sep"), tok.special_id("pad")) if t is not None}
+        positions = scored_positions(ids, special, excluded)
+        if not positions:
+            raise unit_error(name, unit, "the sentence has no token to score")
+        requests = []
+        for p, masked_set in zip(positions, mask_sets(positions, word_ids, within_word_l2r=within_word_l2r)):
+            masked = list(ids)
+            for j in masked_set:
+                masked[j] = mask_id
+            requests.append(Request(tuple(masked), ((p, ids[p]),)))
+        return Prepared(requests, {"token_ids": [ids[p] for p in positions]})
+
+    return prepare
+
+
+def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
+    lps = [out[0] for out in outputs]
+    return [{"score": sum(lps), "n_tokens": len(lps), "token_ids": prep.state["token_ids"], "token_logprobs": lps, "extra": {}}]
+
+
+PLL_METHOD = Method(
+    name=PLL,
+    description="pseudo-log-likelihood (Salazar et al. 2020): summed log P(token | rest), each token masked alone",
+    model_kind="masked",
+    reference="minicons 0.3.39 MaskedLMScorer.sequence_score PLL_metric='original', reduction=sum",
+    version=1,
+    options=(),
+    accepts=accepts,
+    units=units,
+    prepare=_prepare(PLL, within_word_l2r=False),
+    reduce=reduce,
+)
+
+PLL_WORD_METHOD = Method(
+    name=PLL_WORD,
+    description="PLL-word-l2r (Kauf & Ivanova 2023): like pll, with later pieces of the same word masked too",
+    model_kind="masked",
+    reference="minicons 0.3.39 MaskedLMScorer.sequence_score PLL_metric='within_word_l2r', reduction=sum",
+    version=1,
+    options=(),
+    accepts=accepts,
+    units=units,
+    prepare=_prepare(PLL_WORD, within_word_l2r=True),
+    reduce=reduce,
+)

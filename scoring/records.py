@@ -1,0 +1,96 @@
+"""Score records: what a scoring run returns, kept separate from the items it scored.
+
+A :class:`SentenceScore` is one sentence's number under one method (plus what it was computed
+from: token ids, per-token log-probabilities, method-specific extras); a :class:`ScoreSet`
+is one run: the records, the ``sentence id -> score`` mapping the metrics consume, the
+provenance that makes the numbers reproducible, and cache statistics.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from curation.errors import StereosetEvalError
+
+
+class ScoringError(StereosetEvalError, ValueError):
+    """Scoring cannot proceed: bad options, unusable model, or items a method cannot score.
+
+    Messages name the model, method, item and sentence ids involved.
+    """
+
+
+@dataclass(frozen=True)
+class SentenceScore:
+    """One sentence's score under one method.
+
+    Attributes:
+        item_id: the item the sentence belongs to.
+        sentence_id: the sentence id (official StereoSet id, ``crows:<row>:more`` …).
+        role: the sentence's gold role inside its item.
+        score: the method's documented number (see the method's docstring).
+        n_tokens: how many token predictions went into ``score``.
+        token_ids: the scored token ids, in order (None when not meaningful, e.g. NSP).
+        token_logprobs: natural-log probability of each scored token, aligned with ``token_ids``.
+        extra: method-specific details (e.g. ``unrounded`` for crows-nangia, ``template_word``).
+    """
+
+    item_id: str
+    sentence_id: str
+    role: str
+    score: float
+    n_tokens: int
+    token_ids: tuple[int, ...] | None = None
+    token_logprobs: tuple[float, ...] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "item_id": self.item_id,
+            "sentence_id": self.sentence_id,
+            "role": self.role,
+            "score": _json_float(self.score),
+            "n_tokens": self.n_tokens,
+            "token_ids": list(self.token_ids) if self.token_ids is not None else None,
+            "token_logprobs": [_json_float(x) for x in self.token_logprobs] if self.token_logprobs is not None else None,
+            "extra": {k: _json_float(v) if isinstance(v, float) else v for k, v in self.extra.items()},
+        }
+
+
+def _json_float(x: float) -> float | None:
+    """JSON has no NaN/inf; they become null (the metrics reject them with a named error)."""
+    return x if math.isfinite(x) else None
+
+
+@dataclass
+class ScoreSet:
+    """The result of one :func:`scoring.score_items` call.
+
+    Attributes:
+        method: the method name.
+        records: one :class:`SentenceScore` per scored sentence, in item order.
+        provenance: model id, revision, weights sha256, method, every option, library versions.
+        cache_stats: ``{"hits": sentences read from the cache, "computed": sentences computed}``.
+    """
+
+    method: str
+    records: list[SentenceScore]
+    provenance: dict[str, Any]
+    cache_stats: dict[str, int]
+    scores: dict[str, float] = field(init=False)
+    _by_id: dict[str, SentenceScore] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.scores = {r.sentence_id: r.score for r in self.records}
+        self._by_id = {r.sentence_id: r for r in self.records}
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def record(self, sentence_id: str) -> SentenceScore:
+        """The record of ``sentence_id`` (KeyError naming the method if it was not scored)."""
+        if sentence_id in self._by_id:
+            return self._by_id[sentence_id]
+        raise KeyError(f"no score for sentence {sentence_id!r} in this {self.method} score set")

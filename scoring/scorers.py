@@ -1,0 +1,105 @@
+"""Batched forward passes: padded inputs in, gathered natural-log probabilities out.
+
+One interface for every model kind: :meth:`Scorer.run` takes deduplicated
+:class:`~scoring.requests.BatchRow` objects (right-padded into one batch with an attention
+mask) and returns, per row, the log-probabilities of its ``(position, target)`` gathers:
+
+* masked / causal LMs: ``log_softmax(logits[position])[target]``, computed in float32 from
+  the head applied to the gathered positions only (in chunks, so a 128k vocabulary never
+  materialises a ``batch × length × vocab`` tensor) — or from the full forward pass for
+  models whose head cannot be split;
+* next-sentence heads: ``log_softmax(nsp_logits)[target]`` (position ignored).
+
+Everything runs under ``torch.inference_mode()``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from scoring.backends import Backend
+from scoring.requests import BatchRow
+
+HEAD_CHUNK = 1024  # gathered positions per head application
+
+
+class Scorer:
+    """Runs batches for one :class:`~scoring.backends.Backend`."""
+
+    def __init__(self, backend: Backend) -> None:
+        import torch
+
+        self.torch = torch
+        self.backend = backend
+        tok = backend.tokenizer
+        pad = tok.special_id("pad")
+        if pad is None:  # GPT-2 has no pad token; padded positions are masked out anyway
+            pad = tok.special_id("eos") if tok.special_id("eos") is not None else 0
+        self.pad_id = int(pad)
+
+    def _inputs(self, rows: Sequence[BatchRow]) -> dict[str, Any]:
+        torch = self.torch
+        width = max(len(r.input_ids) for r in rows)
+        pads = [width - len(r.input_ids) for r in rows]
+        dev = self.backend.device
+        out = {
+            "input_ids": torch.tensor([list(r.input_ids) + [self.pad_id] * p for r, p in zip(rows, pads)], device=dev),
+            "attention_mask": torch.tensor([[1] * len(r.input_ids) + [0] * p for r, p in zip(rows, pads)], device=dev),
+        }
+        if any(r.token_type_ids is not None for r in rows):
+            out["token_type_ids"] = torch.tensor(
+                [list(r.token_type_ids or (0,) * len(r.input_ids)) + [0] * p for r, p in zip(rows, pads)], device=dev)
+        if self.backend.kind == "causal":
+            out["use_cache"] = False
+        return out
+
+    def run(self, rows: Sequence[BatchRow]) -> list[list[float]]:
+        """Per row, the log-probabilities of ``row.gather`` in order."""
+        if not rows:
+            return []
+        with self.torch.inference_mode():
+            if self.backend.kind == "nsp":
+                return self._run_nsp(rows)
+            return self._run_lm(rows)
+
+    def _run_nsp(self, rows: Sequence[BatchRow]) -> list[list[float]]:
+        logits = self.backend.model(**self._inputs(rows)).logits.float()
+        logp = self.torch.log_softmax(logits, dim=-1).cpu()
+        return [[float(logp[b, target]) for _, target in row.gather] for b, row in enumerate(rows)]
+
+    def _run_lm(self, rows: Sequence[BatchRow]) -> list[list[float]]:
+        torch = self.torch
+        # unique (row, position) pairs, and for every gather its pair index and target
+        pair_index: dict[tuple[int, int], int] = {}
+        g_pair, g_target = [], []
+        for b, row in enumerate(rows):
+            for pos, target in row.gather:
+                g_pair.append(pair_index.setdefault((b, pos), len(pair_index)))
+                g_target.append(target)
+        dev = self.backend.device
+        pair_rows = torch.tensor([b for b, _ in pair_index], dtype=torch.long, device=dev)
+        pair_pos = torch.tensor([p for _, p in pair_index], dtype=torch.long, device=dev)
+        inputs = self._inputs(rows)
+        if self.backend.head is not None:
+            hidden = self.backend.base(**inputs).last_hidden_state[pair_rows, pair_pos]
+            head = self.backend.head
+        else:
+            hidden = self.backend.model(**inputs).logits[pair_rows, pair_pos]
+            head = None
+        pairs = torch.tensor(g_pair, dtype=torch.long, device=dev)
+        targets = torch.tensor(g_target, dtype=torch.long, device=dev)
+        values = torch.empty(len(g_pair), dtype=torch.float32, device=dev)
+        for start in range(0, len(pair_index), HEAD_CHUNK):
+            stop = min(start + HEAD_CHUNK, len(pair_index))
+            chunk = hidden[start:stop]
+            logits = (head(chunk) if head is not None else chunk).float()
+            lse = torch.logsumexp(logits, dim=-1)
+            sel = (pairs >= start) & (pairs < stop)
+            local = pairs[sel] - start
+            values[sel] = logits[local, targets[sel]] - lse[local]
+        flat = values.cpu().tolist()
+        out, k = [], 0
+        for row in rows:
+            out.append(flat[k:k + len(row.gather)])
+            k += len(row.gather)
+        return out

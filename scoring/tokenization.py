@@ -1,0 +1,121 @@
+"""Facts about a tokenizer that decide how a method builds its inputs, found from the tokenizer.
+
+Methods never branch on model names: whether a tokenizer lowercases, whether it is a
+byte-level BPE (space-sensitive) tokenizer, which ids are special — all are read from the
+tokenizer itself here, so a new model of a known family behaves like its relatives.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from scoring.records import ScoringError
+
+# probe for lowercasing: words a cased vocabulary keeps cased and an uncased one folds
+_CASE_PROBE = "The Quick Brown Fox A I"
+
+
+@dataclass
+class TokenizerView:
+    """A Hugging Face tokenizer plus the derived facts methods need.
+
+    Attributes:
+        tokenizer: the underlying tokenizer (a transformers 5 tokenizer).
+        name: the model id it was loaded for (for error messages).
+        max_length: the longest input the model accepts (``model_max_length``, set from the
+            model config when the tokenizer lacks it).
+    """
+
+    tokenizer: Any
+    name: str
+    max_length: int
+    _facts: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    # --- special tokens -------------------------------------------------------------------
+    def special_id(self, attr: str) -> int | None:
+        return getattr(self.tokenizer, f"{attr}_token_id", None)
+
+    def require_id(self, attr: str, *, method: str) -> int:
+        tid = self.special_id(attr)
+        if tid is None:
+            raise ScoringError(f"method {method} needs a {attr} token, but the tokenizer of {self.name} has none")
+        return int(tid)
+
+    def start_token_id(self, *, method: str) -> int:
+        """The unconditional start token of causal LMs: ``bos_token``, else ``eos_token``.
+
+        GPT-2's ``<|endoftext|>`` is both, which is what the StereoSet and lm-eval code use.
+        """
+        for attr in ("bos", "eos"):
+            tid = self.special_id(attr)
+            if tid is not None:
+                return int(tid)
+        raise ScoringError(f"method {method} needs a BOS or EOS token, but the tokenizer of {self.name} has neither")
+
+    def token_str(self, tid: int) -> str:
+        return str(self.tokenizer.convert_ids_to_tokens(int(tid)))
+
+    # --- derived facts ----------------------------------------------------------------------
+    @property
+    def lowercases(self) -> bool:
+        """True if the tokenizer folds case (an "uncased" model): probed, not read from a name."""
+        if "lowercases" not in self._facts:
+            tok = self.tokenizer
+            self._facts["lowercases"] = tok.tokenize(_CASE_PROBE) == tok.tokenize(_CASE_PROBE.lower())
+        return self._facts["lowercases"]
+
+    @property
+    def byte_level(self) -> bool:
+        """True for byte-level BPE without an automatic prefix space (GPT-2, RoBERTa).
+
+        For these tokenizers a word-initial token differs from the same word without its
+        leading space (``Ġfox`` vs ``fox``), which is what the StereoSet leading-space option is about.
+        """
+        if "byte_level" not in self._facts:
+            self._facts["byte_level"] = _is_byte_level_without_prefix_space(self.tokenizer)
+        return self._facts["byte_level"]
+
+    # --- encoding ---------------------------------------------------------------------------
+    def encode(self, text: str, *, special: bool) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=special))
+
+    def encode_with_words(self, text: str) -> tuple[list[int], list[int | None], list[int]]:
+        """Ids with special tokens, ``word_ids()`` and the special-tokens mask of ``text``."""
+        enc = self.tokenizer(text, return_special_tokens_mask=True)
+        try:
+            word_ids = enc.word_ids()
+        except (ValueError, AttributeError) as exc:
+            raise ScoringError(f"the tokenizer of {self.name} gives no word_ids() (a fast tokenizer is needed): {exc}") from None
+        return list(enc["input_ids"]), list(word_ids), list(enc["special_tokens_mask"])
+
+    def tokenize_to_ids(self, text: str) -> list[int]:
+        """``convert_tokens_to_ids(tokenize(text))``: how the StereoSet NSP loader encodes."""
+        return [int(i) for i in self.tokenizer.convert_tokens_to_ids(self.tokenizer.tokenize(text))]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return str(self.tokenizer.decode(list(ids)))
+
+    def describe(self) -> dict[str, Any]:
+        """Tokenizer facts for provenance."""
+        tok = self.tokenizer
+        return {
+            "class": type(tok).__name__,
+            "max_length": self.max_length,
+            "lowercases": self.lowercases,
+            "byte_level_bpe": self.byte_level,
+            "special_tokens": {a: getattr(tok, f"{a}_token", None) for a in ("bos", "eos", "cls", "sep", "pad", "mask", "unk")},
+        }
+
+
+def _is_byte_level_without_prefix_space(tokenizer: Any) -> bool:
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:  # python-only tokenizer: fall back to observing the behaviour
+        return tokenizer.tokenize(" a") != tokenizer.tokenize("a")
+    spec = json.loads(backend.to_str()).get("pre_tokenizer") or {}
+    nodes = spec.get("pretokenizers", [spec]) if spec.get("type") == "Sequence" else [spec]
+    for node in nodes:
+        if node.get("type") == "ByteLevel":
+            return not node.get("add_prefix_space", False)
+    return False

@@ -1,0 +1,97 @@
+"""Model loading: kinds, weights hash, limits, device/dtype choices, refusing random heads."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from scoring.records import ScoringError
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def _provenance_sha(shared_dir, model: str) -> str:
+    text = (shared_dir / "fixtures" / "PROVENANCE.md").read_text(encoding="utf-8")
+    return re.search(rf"`models/{model}/model.safetensors` \| [\d,]+ \| `([0-9a-f]{{64}})`", text).group(1)
+
+
+@pytest.mark.parametrize("model, kind, cls, max_len", [
+    ("tiny-bert", "masked", "BertForMaskedLM", 128),
+    ("tiny-bert", "nsp", "BertForNextSentencePrediction", 128),
+    ("tiny-roberta", "masked", "RobertaForMaskedLM", 128),  # 130 positions minus RoBERTa's padding offset
+    ("tiny-gpt2", "causal", "GPT2LMHeadModel", 128),
+])
+def test_fixture_backends(model, kind, cls, max_len, models_dir, shared_dir):
+    from scoring.backends import load_backend
+
+    b = load_backend(str(models_dir / model), kind=kind, device="cpu")
+    assert b.info["model_class"] == cls and b.tokenizer.max_length == max_len
+    assert b.info["weight_files"]["model.safetensors"] == _provenance_sha(shared_dir, model)
+    assert b.model.training is False and str(b.dtype) == "torch.float32"
+    assert (b.head is not None) == (kind != "nsp")
+
+
+def test_checkpoint_with_both_heads_reports_the_unused_one(models_dir):
+    from scoring.backends import load_backend
+
+    b = load_backend(str(models_dir / "tiny-bert"), kind="masked")
+    assert "cls.seq_relationship.weight" in b.info["load_report"]["unexpected_keys"]
+
+
+def test_model_kinds_are_read_from_the_config(models_dir):
+    from scoring.backends import model_kinds_available
+
+    assert model_kinds_available(str(models_dir / "tiny-bert")) == {"masked": True, "causal": False, "nsp": True}
+    assert model_kinds_available(str(models_dir / "tiny-roberta")) == {"masked": True, "causal": False, "nsp": False}
+    assert model_kinds_available(str(models_dir / "tiny-gpt2")) == {"masked": False, "causal": True, "nsp": False}
+
+
+def test_a_missing_nsp_head_is_refused_not_randomly_initialised(models_dir, tmp_path):
+    import shutil
+
+    from transformers import BertForMaskedLM
+
+    from scoring.backends import load_backend
+
+    d = tmp_path / "bert-mlm-only"
+    BertForMaskedLM.from_pretrained(str(models_dir / "tiny-bert")).save_pretrained(d)
+    for f in ("tokenizer.json", "tokenizer_config.json", "vocab.txt"):
+        shutil.copy(models_dir / "tiny-bert" / f, d)
+    with pytest.raises(ScoringError, match="no pretrained weights|at random"):
+        load_backend(str(d), kind="nsp")
+
+
+@pytest.mark.parametrize("device, dtype, message", [
+    ("tpu", None, "unknown device"),
+    ("cpu", "fp16", "not supported on CPU"),
+    ("cpu", "int8", "unknown dtype"),
+])
+def test_bad_device_or_dtype(device, dtype, message, models_dir):
+    from scoring.backends import load_backend
+
+    with pytest.raises(ScoringError, match=message):
+        load_backend(str(models_dir / "tiny-bert"), kind="masked", device=device, dtype=dtype)
+
+
+def test_dtype_is_recorded_and_keys_the_cache(crows_items, models_dir, tmp_path):
+    from scoring import score_items
+
+    kw = dict(model=str(models_dir / "tiny-bert"), method="pll", cache_dir=tmp_path)
+    fp32 = score_items(crows_items[:2], **kw)
+    bf16 = score_items(crows_items[:2], dtype="bf16", **kw)
+    assert bf16.provenance["model"]["dtype"] == "bfloat16" and bf16.cache_stats["hits"] == 0
+    assert fp32.scores != bf16.scores
+    assert max(abs(fp32.scores[k] - bf16.scores[k]) for k in fp32.scores) < 1.0
+
+
+def test_tokenizer_facts_are_probed(models_dir):
+    from scoring.backends import load_backend
+
+    bert = load_backend(str(models_dir / "tiny-bert"), kind="masked").tokenizer
+    roberta = load_backend(str(models_dir / "tiny-roberta"), kind="masked").tokenizer
+    gpt2 = load_backend(str(models_dir / "tiny-gpt2"), kind="causal").tokenizer
+    assert (bert.lowercases, bert.byte_level) == (True, False)
+    assert (roberta.lowercases, roberta.byte_level) == (False, True)
+    assert (gpt2.lowercases, gpt2.byte_level) == (False, True)
+    assert gpt2.start_token_id(method="x") == 0 and gpt2.special_id("pad") is None

@@ -1,0 +1,67 @@
+"""Results do not depend on batching: batch size 1 vs many rows, split head vs full forward."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+CASES = [  # method, model, which items
+    ("stereoset-mlm", "tiny-bert", "intra"),
+    ("stereoset-mlm", "tiny-roberta", "intra"),
+    ("stereoset-causal", "tiny-gpt2", "intra"),
+    ("stereoset-nsp", "tiny-bert", "inter"),
+    ("stereoset-inter-causal", "tiny-gpt2", "inter"),
+    ("crows-nangia", "tiny-bert", "crows"),
+    ("pll", "tiny-roberta", "crows"),
+    ("pll-word-l2r", "tiny-bert", "crows"),
+    ("causal-ll", "tiny-gpt2", "crows"),
+]
+
+
+@pytest.fixture(scope="module")
+def subsets(stereoset_items, crows_items):
+    return {
+        "intra": [it for it in stereoset_items if it.task == "intrasentence"][:3],
+        "inter": [it for it in stereoset_items if it.task == "intersentence"][:3],
+        "crows": crows_items[1:3] + [it for it in crows_items if it.direction == "antistereo"][:1],
+    }
+
+
+def _score(items, models_dir, model, method, **kw):
+    from scoring import score_items
+
+    return score_items(items, model=str(models_dir / model), method=method, use_cache=False, **kw)
+
+
+def _max_diff(a, b) -> float:
+    assert [r.sentence_id for r in a.records] == [r.sentence_id for r in b.records]
+    worst = 0.0
+    for ra, rb in zip(a.records, b.records):
+        worst = max(worst, abs(ra.score - rb.score))
+        if ra.token_logprobs is not None:
+            worst = max(worst, max(abs(x - y) for x, y in zip(ra.token_logprobs, rb.token_logprobs)))
+    return worst
+
+
+@pytest.mark.parametrize("method, model, subset", CASES)
+def test_batch_size_one_vs_many(method, model, subset, subsets, models_dir):
+    items = subsets[subset]
+    one = _score(items, models_dir, model, method, batch_tokens=1)  # one row per forward pass
+    many = _score(items, models_dir, model, method, batch_tokens=64 * 128)  # up to 64 rows of 128 tokens
+    assert len(one.records) == sum(len(it.sentences) for it in items)
+    assert _max_diff(one, many) <= 1e-5
+
+
+@pytest.mark.parametrize("method, model, subset", [c for c in CASES if c[0] != "stereoset-nsp"])
+def test_split_head_equals_full_forward(method, model, subset, subsets, models_dir, monkeypatch):
+    from scoring.backends import load_backend
+    from scoring.methods import get_method
+
+    split = _score(subsets[subset], models_dir, model, method)
+    backend = load_backend(str(models_dir / model), kind=get_method(method).model_kind)
+    assert split.provenance["model"]["head_split"] and backend.head is not None
+    monkeypatch.setattr(backend, "head", None)  # scorers fall back to the full forward pass
+    monkeypatch.setattr(backend, "base", None)
+    full = _score(subsets[subset], models_dir, model, method)
+    assert _max_diff(split, full) <= 1e-5

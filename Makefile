@@ -22,8 +22,10 @@ venv: $(VENV)/.stamp-labelstudio
 demo: $(VENV)/.stamp-labelstudio
 	$(VENV)/bin/stereoset-eval demo $(DEMO_ARGS)
 
+# One torch thread unless told otherwise: the fixture models are tiny, and on a 2-core box two
+# threads contend with everything else (5-10x slower under load); numbers are unaffected.
 test: $(VENV)/.stamp-test
-	$(PY) -m pytest $(PYTEST_ARGS)
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PY) -m pytest $(PYTEST_ARGS)
 
 # README.md's command-line reference, regenerated from every subcommand's --help
 readme: $(VENV)/.stamp-labelstudio

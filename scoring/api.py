@@ -99,6 +99,9 @@ def score_items(
                 cache.put_many(fresh, model=identity["model"], method=spec.name)
 
         from scoring.engine import execute
+        from scoring.memory import bound_allocator
+
+        bound_allocator()  # host memory follows batch_tokens, not the dataset (see scoring.memory)
 
         results = execute(spec, units, prepared, keys, resolved, Scorer(backend).run, batch_tokens=batch_tokens,
                           cached=cached, commit=commit, progress=progress)

@@ -1,0 +1,176 @@
+"""Resource limits: scoring memory follows the token budget per forward pass, not the dataset size.
+
+Each measurement runs in its own process: it loads the items and the model, resets the
+kernel's high-water mark (``/proc/self/clear_refs``), scores, and reads the new high-water
+mark (``VmHWM``). ``scoring_peak_mb`` is that peak above the resident size just before
+scoring (forward passes plus the per-request bookkeeping); ``peak_rss_mb`` is the process's
+whole high-water mark (``ru_maxrss``, model load included), what a scheduler sees.
+
+The tests score 4x more items under the same ``batch_tokens`` and check that the scoring peak
+grows by no more than the per-sentence bookkeeping (the planned requests' token ids, the
+records with their per-token log-probabilities: well under 32 KB a sentence). Forward-pass
+memory is set by ``batch_tokens`` by construction (``scoring.requests.plan_batches``); what
+made the peak follow the dataset anyway was glibc heap fragmentation, which
+``scoring.memory.bound_allocator`` prevents (see there for the numbers).
+
+``python tests/test_resources.py`` prints the table for the closing note: the fixture models
+and a BERT-base-sized random model (110M parameters, built on the fly) at two budgets;
+``STEREOSET_EVAL_MEASURE_BASE=1`` runs the BERT-base check as a test as well (a minute or two).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("STEREOSET_EVAL_SHARED") or REPO.parent / "shared")
+BOOKKEEPING_KB_PER_SENTENCE = 32  # generous bound: requests' token ids, records, per-token values
+SLACK_MB = 16  # allocator noise between two processes
+
+_MEASURE = r"""
+import json, resource, sys, time
+spec = json.loads(sys.argv[1])
+import torch
+torch.set_num_threads(spec["threads"])
+from curation.loaders.registry import load_items
+from scoring.api import score_items
+from scoring.backends import load_backend
+from scoring.methods import get_method
+
+def status(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field):
+            return int(line.split()[1]) / 1024
+items = load_items(spec["benchmark"], spec["data"])
+if spec.get("task"):
+    items = [i for i in items if i.task == spec["task"]]
+items = items[: spec["n_items"]]
+method = get_method(spec["method"])
+backend = load_backend(spec["model"], kind=method.model_kind, device="cpu")  # reused by score_items
+with open("/proc/self/clear_refs", "w") as fh:
+    fh.write("5")  # reset the high-water mark to the current resident size
+before = status("VmRSS")
+t = time.perf_counter()
+ss = score_items(items, model=spec["model"], method=spec["method"], device="cpu",
+                 batch_tokens=spec["batch_tokens"], use_cache=False)
+print(json.dumps({
+    "scoring_peak_mb": round(status("VmHWM") - before, 1), "rss_before_scoring_mb": round(before, 1),
+    "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    "n_items": len(items), "n_sentences": len(ss), "seconds": round(time.perf_counter() - t, 2),
+    "n_parameters": backend.info["n_parameters"],
+}))
+"""
+
+
+def measure(model: str | Path, method: str, benchmark: str, data: Path, *, n_items: int, batch_tokens: int,
+            task: str | None = None, threads: int = 1) -> dict[str, Any]:
+    if not Path("/proc/self/clear_refs").exists():
+        pytest.skip("needs Linux /proc/self/clear_refs to reset the RSS high-water mark")
+    spec = {"model": str(model), "method": method, "benchmark": benchmark, "data": str(data), "task": task,
+            "n_items": n_items, "batch_tokens": batch_tokens, "threads": threads}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": str(threads), "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(spec)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "model": Path(model).name, "method": method,
+            "batch_tokens": batch_tokens}
+
+
+FIXTURE_RUNS = [
+    # model, method, benchmark, data file, task, items small / large, budget
+    ("tiny-bert", "stereoset-mlm", "stereoset", "stereoset/stereoset_dev_ids_ptbr_llm.csv", "intrasentence", 100, 400, 4096),
+    ("tiny-gpt2", "causal-ll", "crows-pairs", "crows-pairs/crows_pairs_anonymized.csv", None, 150, 600, 4096),
+]
+
+
+@pytest.mark.parametrize("run", FIXTURE_RUNS, ids=[f"{r[0]}-{r[1]}" for r in FIXTURE_RUNS])
+def test_scoring_memory_does_not_grow_with_the_dataset(run, models_dir, data_dir):
+    model, method, benchmark, data, task, n_small, n_large, budget = run
+    path, file = models_dir / model, data_dir / data
+    small = measure(path, method, benchmark, file, n_items=n_small, batch_tokens=budget, task=task)
+    large = measure(path, method, benchmark, file, n_items=n_large, batch_tokens=budget, task=task)
+    extra = large["n_sentences"] - small["n_sentences"]
+    allowed = extra * BOOKKEEPING_KB_PER_SENTENCE / 1024 + SLACK_MB
+    growth = large["scoring_peak_mb"] - small["scoring_peak_mb"]
+    print(f"\n[resources] {model} {method} budget {budget}: {small['n_sentences']} sentences -> peak "
+          f"+{small['scoring_peak_mb']} MB (process {small['peak_rss_mb']} MB); {large['n_sentences']} -> "
+          f"+{large['scoring_peak_mb']} MB (process {large['peak_rss_mb']} MB); growth {growth:.1f} MB "
+          f"<= allowed {allowed:.1f} MB for {extra} more sentences")
+    assert growth <= allowed, (small, large)
+
+
+def build_bert_base(dest: Path, tokenizer_from: Path) -> Path:
+    """A BERT-base-sized masked LM with random weights (seeded) and tiny-bert's tokenizer."""
+    import shutil
+
+    import torch
+    from transformers import BertConfig, BertForMaskedLM
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                        intermediate_size=3072, max_position_embeddings=512, architectures=["BertForMaskedLM"])
+    BertForMaskedLM(config).eval().save_pretrained(dest)
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt"):
+        shutil.copyfile(tokenizer_from / name, dest / name)
+    return dest
+
+
+def bert_base_runs(tmp: Path, models_dir: Path, data_dir: Path) -> list[dict[str, Any]]:
+    model = build_bert_base(tmp / "bert-base-random", models_dir / "tiny-bert")
+    data = data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv"
+    return [measure(model, "stereoset-mlm", "stereoset", data, n_items=n, batch_tokens=bt, task="intrasentence",
+                    threads=2) for n, bt in ((40, 1024), (160, 1024), (160, 8192))]
+
+
+@pytest.mark.skipif(os.environ.get("STEREOSET_EVAL_MEASURE_BASE") != "1",
+                    reason="BERT-base measurement (a minute or two): set STEREOSET_EVAL_MEASURE_BASE=1")
+def test_bert_base_memory_follows_the_budget(tmp_path, models_dir, data_dir):
+    small, large, big_budget = bert_base_runs(tmp_path, models_dir, data_dir)
+    for r in (small, large, big_budget):
+        print(f"\n[resources] bert-base-random ({r['n_parameters']:,} params) budget {r['batch_tokens']}: "
+              f"{r['n_sentences']} sentences -> scoring peak +{r['scoring_peak_mb']} MB, process {r['peak_rss_mb']} MB")
+    # 4x the data under the same budget: the peak grows by per-shape kernel caches only (bounded);
+    # without scoring.memory's allocator setting it grew ~125 KB per sentence (glibc heap fragmentation)
+    assert large["scoring_peak_mb"] <= small["scoring_peak_mb"] + 48
+    assert big_budget["scoring_peak_mb"] <= large["scoring_peak_mb"] + 200  # 8x the budget: activations only
+
+
+def test_allocator_is_bounded_when_scoring_starts():
+    """glibc's adaptive mmap threshold would let freed activations fragment the heap (scoring.memory)."""
+    import platform
+
+    from scoring.memory import bound_allocator
+
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc" or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        pytest.skip("the tuning applies to glibc only")
+    assert bound_allocator() is True
+    assert bound_allocator() is True  # idempotent
+
+
+def main() -> None:  # the table of the closing note
+    import tempfile
+
+    models_dir, data_dir = SHARED / "fixtures" / "models", SHARED / "data"
+    rows = []
+    for model, method, benchmark, data, task, n_small, n_large, budget in FIXTURE_RUNS:
+        for n in (n_small, n_large):
+            rows.append(measure(models_dir / model, method, benchmark, data_dir / data, n_items=n,
+                                batch_tokens=budget, task=task))
+    with tempfile.TemporaryDirectory() as tmp:
+        rows += bert_base_runs(Path(tmp), models_dir, data_dir)
+    print("| model | params | method | batch_tokens | sentences | scoring peak above base (MB) | process peak RSS (MB) | s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['model']} | {r['n_parameters']:,} | {r['method']} | {r['batch_tokens']} | {r['n_sentences']} | "
+              f"{r['scoring_peak_mb']} | {r['peak_rss_mb']} | {r['seconds']} |")
+
+
+if __name__ == "__main__":
+    main()

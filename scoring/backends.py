@@ -251,9 +251,40 @@ def model_kinds_available(model: str, revision: str | None = None) -> dict[str, 
     mtype = config.model_type
     causal_arch = "ForCausalLM" in archs or "LMHeadModel" in archs
     masked_arch = "ForMaskedLM" in archs or "ForPreTraining" in archs
+    nsp_type = mtype in auto.MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING_NAMES
+    nsp_arch = "ForPreTraining" in archs or "ForNextSentencePrediction" in archs
     return {
         "masked": masked_arch or (not causal_arch and mtype in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES),
         "causal": causal_arch or (not masked_arch and mtype in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES),
-        "nsp": mtype in auto.MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING_NAMES
-        and ("ForPreTraining" in archs or "ForNextSentencePrediction" in archs),
+        # bert-base-uncased lists only BertForMaskedLM yet ships the NSP head: look at the weights
+        "nsp": nsp_type and (nsp_arch or any("seq_relationship" in k for k in checkpoint_weight_names(model, revision))),
     }
+
+
+def checkpoint_weight_names(model: str, revision: str | None = None) -> frozenset[str]:
+    """Tensor names in ``model``'s safetensors checkpoint, read from the file header only.
+
+    Sharded checkpoints are read from their index. Returns an empty set when the checkpoint
+    is not in safetensors format (then only ``config.architectures`` can tell).
+    """
+    import json as _json
+
+    from transformers.utils import cached_file
+
+    def _find(name: str) -> str | None:
+        try:
+            return cached_file(model, name, revision=revision, _raise_exceptions_for_missing_entries=False)
+        except (OSError, ValueError):
+            return None
+
+    single = _find("model.safetensors")
+    if single:
+        from safetensors import safe_open
+
+        with safe_open(single, framework="pt") as fh:
+            return frozenset(fh.keys())
+    index = _find("model.safetensors.index.json")
+    if index:
+        with open(index, encoding="utf-8") as fh:
+            return frozenset(_json.load(fh).get("weight_map", {}))
+    return frozenset()

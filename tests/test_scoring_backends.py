@@ -95,3 +95,21 @@ def test_tokenizer_facts_are_probed(models_dir):
     assert (roberta.lowercases, roberta.byte_level) == (False, True)
     assert (gpt2.lowercases, gpt2.byte_level) == (False, True)
     assert gpt2.start_token_id(method="x") == 0 and gpt2.special_id("pad") is None
+
+
+def test_nsp_head_found_from_weights_when_config_lists_only_masked_lm(models_dir, tmp_path):
+    """Like bert-base-uncased: config says BertForMaskedLM, the checkpoint holds the NSP head."""
+    import json
+    import shutil
+
+    from scoring.backends import checkpoint_weight_names, model_kinds_available
+
+    copy = tmp_path / "bert-masked-config"
+    shutil.copytree(models_dir / "tiny-bert", copy)
+    config = json.loads((copy / "config.json").read_text())
+    config["architectures"] = ["BertForMaskedLM"]
+    (copy / "config.json").write_text(json.dumps(config))
+    assert "cls.seq_relationship.weight" in checkpoint_weight_names(str(copy))
+    assert model_kinds_available(str(copy))["nsp"] is True
+    assert model_kinds_available(str(models_dir / "tiny-roberta"))["nsp"] is False
+    assert model_kinds_available(str(models_dir / "tiny-gpt2"))["nsp"] is False

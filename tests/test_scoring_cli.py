@@ -113,3 +113,22 @@ def test_method_that_cannot_score_the_items_is_an_error(crows_subset, models_dir
     rc = _run("--model", models_dir / "tiny-bert", "--benchmark", "crows-pairs", "--data", crows_subset,
               "--output", tmp_path / "out", "--no-cache", "--method", "stereoset-mlm")
     assert rc == 2 and "needs a context with BLANK" in capsys.readouterr().err
+
+
+def test_report_reads_model_and_method_from_score_provenance(models_dir, tmp_path):
+    """`report --scores <score output>` names the scored model and method, not the file stem."""
+    import json
+    from pathlib import Path
+
+    from analysis.cli import main as cli_main
+
+    data = Path(__file__).parent / "fixtures" / "curation_small_crows.csv"
+    model = str(models_dir / "tiny-bert")
+    assert cli_main(["score", "--model", model, "--benchmark", "crows-pairs", "--method", "crows-nangia",
+                     "--data", str(data), "--output", str(tmp_path / "s"), "--no-cache"]) == 0
+    assert cli_main(["report", "--benchmark", "crows-pairs", "--data", str(data),
+                     "--scores", str(tmp_path / "s" / "scores.json"), "--out", str(tmp_path / "r"),
+                     "--bootstrap", "50"]) == 0
+    prov = json.loads((tmp_path / "r" / "report.json").read_text())["provenance"]
+    assert prov["model"]["id"] == model
+    assert prov["method"] == "crows-nangia"

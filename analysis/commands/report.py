@@ -116,9 +116,14 @@ def run(args: argparse.Namespace) -> int:
     score_file = read_scores(args.scores)
     check_coverage(score_file, items, gold=str(data_path))
     sp = score_file.provenance
-    model = args.model or _from_provenance(sp, "model", "id") or args.scores.stem
-    revision = args.revision or _from_provenance(sp, "model", "revision") or _from_provenance(sp, "revision", "id")
-    method = args.method or _from_provenance(sp, "method", "name")
+    command = sp.get("command") if isinstance(sp.get("command"), Mapping) else {}  # `score`'s provenance.json
+    runs = [r for r in (sp.get("runs") or {}).values() if isinstance(r, Mapping)]
+    model = args.model or _from_provenance(sp, "model", "id") or _from_provenance(command, "model", "id") \
+        or args.scores.stem
+    revision = args.revision or _from_provenance(sp, "model", "revision") or _from_provenance(sp, "revision", "id") \
+        or _from_provenance(command, "revision", "id")
+    method = args.method or _from_provenance(sp, "method", "name") \
+        or (", ".join(sorted({str(_from_provenance(r, "method", "name")) for r in runs})) if runs else None)
     results = compute_results(items, score_file, args.benchmark, args, model)
     by = "bias_type" if args.benchmark != "pairs" else (args.balance_by or "dimension")
     extra = (distribution_section(items, by=by, benchmark=BENCHMARK_TITLES[args.benchmark]),)

@@ -9,7 +9,6 @@ same inputs give byte-identical outputs apart from that field.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import platform
 import subprocess
 from importlib import metadata
@@ -17,18 +16,13 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from curation import __version__
+from curation.loaders._files import file_sha256  # noqa: F401  (re-exported for report code)
 
 LIBRARIES: tuple[str, ...] = ("numpy", "scipy", "pandas", "matplotlib", "torch", "transformers", "tokenizers")
 TIMESTAMP_FIELD = "timestamp"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def git_commit(repo: Path = REPO_ROOT) -> str | None:

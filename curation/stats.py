@@ -19,7 +19,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -90,10 +90,15 @@ def jaccard_table(items: Sequence[Item]) -> pd.DataFrame:
             every[src].append(value)
             if s.role in edited_roles:
                 edited[src].append(value)
+    return jaccard_summary(every, edited)
+
+
+def jaccard_summary(every: Mapping[str, list[float]], edited: Mapping[str, list[float]]) -> pd.DataFrame:
+    """Mean Jaccard per source and over ``all``: over edited sentences and over every sentence."""
     mean = (lambda xs: statistics.fmean(xs) if xs else float("nan"))
     rows = []
     for src in [*sorted(every), "all"]:
-        e = [v for k in sorted(edited) for v in edited[k]] if src == "all" else edited[src]
+        e = [v for k in sorted(edited) for v in edited[k]] if src == "all" else edited.get(src, [])
         a = [v for k in sorted(every) for v in every[k]] if src == "all" else every[src]
         rows.append({"source": src, "edited_sentences": len(e), "mean_jaccard_edited": mean(e),
                      "sentences": len(a), "mean_jaccard_all": mean(a)})

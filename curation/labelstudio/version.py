@@ -15,7 +15,6 @@ When the reviewed items come from a ``curate`` folder, its ``provenance.json`` a
 from __future__ import annotations
 
 import json
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from curation.labelstudio.annotations import ParsedExport
 from curation.labelstudio.items_io import VERSION_PAIR_FILES
 from curation.labelstudio.merge import REVIEW_FLAG, MergeResult
 from curation.pairs import origin_of, origin_source
+from curation.stats import jaccard_summary
 
 REMOVED_COLUMNS: tuple[str, ...] = (
     "item_id", "source_id", "status", "rule", "reason", "stage", "decision_source", "annotator", "annotation_id",
@@ -93,15 +93,7 @@ def review_jaccard(before: Mapping[str, Item], items: Sequence[Item]) -> pd.Data
             every[src].append(value)
             if s.role in auto_roles or s.text != pushed.text(s.role):
                 edited[src].append(value)
-    mean = (lambda xs: statistics.fmean(xs) if xs else float("nan"))
-    rows = []
-    for src in [*sorted(every), "all"]:
-        e = [v for k in sorted(edited) for v in edited[k]] if src == "all" else edited[src]
-        a = [v for k in sorted(every) for v in every[k]] if src == "all" else every[src]
-        rows.append({"source": src, "edited_sentences": len(e), "mean_jaccard_edited": mean(e),
-                     "sentences": len(a), "mean_jaccard_all": mean(a)})
-    return pd.DataFrame(rows, columns=["source", "edited_sentences", "mean_jaccard_edited", "sentences",
-                                       "mean_jaccard_all"])
+    return jaccard_summary(every, edited)
 
 
 def _edited_by_person(item: Item) -> bool:

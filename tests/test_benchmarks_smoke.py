@@ -1,0 +1,151 @@
+"""Smoke run of the speed benchmark (``benchmarks/``): every implementation on the fixture models.
+
+A few sentences, one timed run, in-process: checks the machinery (the JSON document's shape,
+the Markdown tables) and — the part that matters — that every implementation computes the same
+numbers as ours (max |Δ| within the float32 tolerance). Timings themselves are not asserted.
+The minicons parts skip with a reason when the optional ``bench`` extra is not installed.
+"""
+
+from __future__ import annotations
+
+import doctest
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from benchmarks import inputs, report, specs  # noqa: E402
+from benchmarks.cell import CellSpec, InlineWorker, ProcessWorker  # noqa: E402
+from benchmarks.impls.minicons_pll import unavailable as minicons_unavailable  # noqa: E402
+from benchmarks.models import model_path  # noqa: E402
+from benchmarks.run import main  # noqa: E402
+
+MODELS = ("tiny-bert", "tiny-gpt2")
+IMPL_FIELDS = {"wall_s_median", "wall_s_runs", "cpu_s_median", "cpu_s_runs", "sentences_per_s", "tokens_per_s",
+               "peak_rss_mb", "load_s", "n_sentences", "threads"}
+
+
+@pytest.fixture(scope="module")
+def bench(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict, Path]:
+    out = tmp_path_factory.mktemp("bench") / "bench.json"
+    rc = main(["--smoke", "--isolation", "inline", "--threads", "1", "--models", *MODELS, "--out", str(out),
+               "--data-dir", str(shared_dir / "data"), "--fixtures-dir", str(shared_dir / "fixtures" / "models")])
+    return rc, json.loads(out.read_text(encoding="utf-8")), out
+
+
+def test_exit_code_and_files(bench: tuple[int, dict, Path]) -> None:
+    rc, doc, out = bench
+    assert rc == 0
+    md = out.with_suffix(".md").read_text(encoding="utf-8")
+    assert "| model | method | data | ours wall s" in md and "random weights" in md
+
+
+def test_document_shape(bench: tuple[int, dict, Path]) -> None:
+    _, doc, _ = bench
+    assert doc["schema"] == "stereoset-eval-benchmark/1"
+    assert {"machine", "versions", "settings", "implementations", "results", "targets", "notes"} <= set(doc)
+    assert doc["settings"]["repeats"] == 1 and doc["settings"]["smoke"] is True
+    got = {(r["model"], r["method"]) for r in doc["results"]}
+    want = {(m, meth) for m in MODELS for meth in specs.MODELS[m].methods}
+    assert got == want
+    for r in doc["results"]:
+        assert r["n_sentences"] > 0 and r["scored_tokens"] > 0
+        for name in ("ours", "reference-loop", "floor"):
+            entry = r["implementations"][name]
+            assert entry["status"] == "ok", (r["model"], r["method"], name, entry)
+            assert IMPL_FIELDS <= set(entry)
+            assert entry["n_sentences"] == r["n_sentences"]
+        assert {"speedup_vs_reference_loop", "ours_over_floor"} <= set(r["ratios"])
+
+
+def test_all_implementations_agree_with_ours(bench: tuple[int, dict, Path]) -> None:
+    _, doc, _ = bench
+    for r in doc["results"]:
+        assert r["numbers_agree"] is True, (r["model"], r["method"], r["implementations"])
+        atol, rtol = specs.TOLERANCE[r["method"]]
+        for name, entry in r["implementations"].items():
+            if name != "ours" and entry["status"] == "ok":
+                assert entry["missing"] == 0 and entry["n_compared"] == r["n_sentences"]
+                assert entry["max_abs_diff"] <= atol + rtol * 1e3, (r["method"], name, entry["max_abs_diff"])
+
+
+def test_minicons_agrees_with_ours(bench: tuple[int, dict, Path]) -> None:
+    reason = minicons_unavailable()
+    _, doc, _ = bench
+    pll = [r for r in doc["results"] if r["method"] in ("pll", "pll-word-l2r")]
+    assert pll
+    if reason is not None:
+        assert all(r["implementations"]["minicons"]["status"] == "skipped" for r in pll)
+        pytest.skip(reason)
+    for r in pll:
+        entry = r["implementations"]["minicons"]
+        assert entry["status"] == "ok" and entry["agrees"], entry
+        assert entry["max_abs_diff"] <= 1e-4
+        assert "speedup_vs_minicons" in r["ratios"]
+
+
+def test_random_init_model_is_built_deterministically_and_agrees(shared_dir: Path, tmp_path: Path) -> None:
+    """The random-init builder on a tiny config (same weights twice), and both worker kinds on it."""
+    spec = specs.ModelSpec("tiny-random-bert", "masked", "random-init", "fixture", "tiny-bert", seed=3,
+                           config=("BertConfig", {"vocab_size": 2000, "hidden_size": 32, "num_hidden_layers": 1,
+                                                  "num_attention_heads": 2, "intermediate_size": 64,
+                                                  "max_position_embeddings": 128,
+                                                  "architectures": ["BertForMaskedLM"]}))
+    fixtures = shared_dir / "fixtures" / "models"
+    first = model_path(spec, fixtures_dir=fixtures, cache_dir=tmp_path / "a")
+    second = model_path(spec, fixtures_dir=fixtures, cache_dir=tmp_path / "b")
+    marker = json.loads((first / "BENCH_MODEL.json").read_text(encoding="utf-8"))
+    assert marker["weights"].startswith("random-init")
+    assert (first / "model.safetensors").read_bytes() == (second / "model.safetensors").read_bytes()
+    cells = {}
+    for impl, worker_cls in (("ours", InlineWorker), ("reference-loop", InlineWorker), ("floor", ProcessWorker)):
+        worker = worker_cls(CellSpec(impl=impl, model=spec.name, model_path=str(first), kind="masked",
+                                     method="crows-nangia", dataset="crows-pairs", data_dir=str(shared_dir / "data"),
+                                     n_items=2, warmup_items=1, threads=1, batch_tokens=8192,
+                                     minicons_batch_size=32))
+        assert worker.wait_ready()["status"] == "ready", worker.state
+        assert [worker.run_once()["status"] for _ in range(2)] == ["ok", "ok"]
+        cells[impl] = worker.finish()
+        assert cells[impl]["status"] == "ok", cells[impl]
+        assert len(cells[impl]["timing"]["wall_s_runs"]) == 2 and len(cells[impl]["timing"]["warmup_wall_s"]) == 1
+    result = report.combine({"name": spec.name, "origin": spec.origin, "note": "", "kind": "masked"},
+                            "crows-nangia", "crows-pairs[:2]", cells, cells["ours"]["scored_tokens"])
+    assert result["numbers_agree"] is True
+    assert result["implementations"]["floor"]["peak_rss_mb"] > 0  # measured in its own process
+
+
+def test_a_failing_worker_is_reported_not_raised(tmp_path: Path) -> None:
+    spec = CellSpec(impl="ours", model="missing", model_path=str(tmp_path / "no-model"), kind="masked",
+                    method="pll", dataset="crows-pairs", data_dir=str(tmp_path), n_items=1, warmup_items=0,
+                    threads=1, batch_tokens=64, minicons_batch_size=1)
+    worker = InlineWorker(spec)
+    assert worker.wait_ready()["status"] == "error"
+    assert worker.finish()["status"] == "error"
+
+
+@pytest.mark.parametrize(("method", "value", "ours", "ok"), [
+    ("pll", -40.0, -40.0, True),
+    ("pll", -40.00009, -40.0, True),         # within atol
+    ("pll", -400.003, -400.0, True),         # within rtol * |ours|
+    ("pll", -40.01, -40.0, False),
+    ("crows-nangia", -12.3456, -12.3457, True),
+    ("stereoset-mlm", 1.000005e-3, 1e-3, True),
+    ("stereoset-mlm", 1.0001e-3, 1e-3, False),
+    ("stereoset-causal", 2.0e-5, 2.1e-5, False),
+])
+def test_tolerance_table(method: str, value: float, ours: float, ok: bool) -> None:
+    assert specs.within_tolerance(method, value, ours) is ok
+
+
+def test_agreement_counts_missing_and_extra_sentences() -> None:
+    got = report.agreement("pll", {"a": -1.0, "x": -2.0}, {"a": -1.0, "b": -3.0})
+    assert got["missing"] == 2 and got["agrees"] is False and got["n_compared"] == 1
+
+
+@pytest.mark.parametrize("module", [specs, report, inputs])
+def test_benchmark_doctests(module: object) -> None:
+    # pytest collects doctests with --ignore=benchmarks, so the benchmark's doctests run here
+    failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert failures == 0

@@ -36,6 +36,9 @@ class CellSpec:
         warmup_items: the warm-up run (before the first timed run) scores the first N items
             (None: the whole slice; 0: no warm-up).
         threads: ``torch.set_num_threads`` (None: torch's default).
+        device: ``cpu`` or ``cuda[:N]``; every implementation runs its model there.
+        reference_autograd: ``as-reference`` (the reference loop keeps autograd where its
+            reference does: metric.py) or ``off`` (inference mode everywhere, conservative).
     """
 
     impl: str
@@ -50,6 +53,8 @@ class CellSpec:
     threads: int | None
     batch_tokens: int
     minicons_batch_size: int
+    device: str = "cpu"
+    reference_autograd: str = "as-reference"
 
 
 class _Session:
@@ -78,7 +83,7 @@ class _Session:
         items = load_slice(Path(spec.data_dir), spec.dataset, spec.n_items)
         start = time.perf_counter()
         self.runner = impl.setup(CellContext(Path(spec.model_path), spec.kind, spec.method, spec.batch_tokens,
-                                             spec.minicons_batch_size))
+                                             spec.minicons_batch_size, spec.device, spec.reference_autograd))
         self.load_s = time.perf_counter() - start
         self.rss_after_load = current_rss_mb()
         self.prepared = self.runner.prepare(items)
@@ -107,7 +112,7 @@ class _Session:
         return {"status": "ok", "wall_s": timing.wall_s[0]}
 
     def finish(self) -> dict[str, Any]:
-        from benchmarks.measure import peak_rss_mb
+        from benchmarks.measure import peak_gpu_mb, peak_rss_mb
 
         if self.skipped:
             return {"status": "skipped", "reason": self.skipped}
@@ -120,6 +125,7 @@ class _Session:
             "load_s": self.load_s,
             "timing": self.timing.to_dict(),
             "peak_rss_mb": peak_rss_mb(),
+            "peak_gpu_mb": peak_gpu_mb(self.spec.device),
             "rss_after_load_mb": self.rss_after_load,
             "threads": self.threads,
             "forward_tokens": getattr(self.prepared, "forward_tokens", None),

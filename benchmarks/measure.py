@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 @dataclass
 class Timing:
-    """Repeated timings of one callable (possibly gathered over several rounds)."""
+    """Timed runs of one implementation (one per round), with the warm-up and the load during each."""
 
     wall_s: list[float] = field(default_factory=list)
     cpu_s: list[float] = field(default_factory=list)
@@ -43,12 +43,6 @@ class Timing:
             "warmup_wall_s": self.warmup_wall_s,
             "loadavg_1min_during": self.loadavg_1min,
         }
-
-    @classmethod
-    def merged(cls, parts: list[dict[str, Any]]) -> "Timing":
-        """One timing from the ``to_dict()`` of several rounds."""
-        return cls([w for p in parts for w in p["wall_s_runs"]], [c for p in parts for c in p["cpu_s_runs"]],
-                   [w for p in parts for w in p["warmup_wall_s"]], [la for p in parts for la in p["loadavg_1min_during"]])
 
 
 def loadavg() -> list[float]:
@@ -99,6 +93,23 @@ def peak_rss_mb() -> float | None:
         return getattr(info, "peak_wset", info.rss) / 2**20
     except ImportError:
         return None
+
+
+def peak_gpu_mb(device: str) -> float | None:
+    """Peak CUDA memory allocated by torch in this process, in MiB (None on CPU)."""
+    if not device.startswith("cuda"):
+        return None
+    import torch
+
+    return torch.cuda.max_memory_allocated(device) / 2**20
+
+
+def synchronize(device: str) -> None:
+    """Wait for queued GPU work, so that a timer read next covers it (no-op on CPU)."""
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize(device)
 
 
 def current_rss_mb() -> float | None:

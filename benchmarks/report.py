@@ -62,6 +62,7 @@ def combine(model: Mapping[str, Any], method: str, dataset: str, cells: Mapping[
         t = cell["timing"]
         wall = t["wall_s_median"]
         entry = {"status": "ok", **t, "load_s": cell["load_s"], "peak_rss_mb": cell["peak_rss_mb"],
+                 "peak_gpu_mb": cell.get("peak_gpu_mb"),
                  "rss_after_load_mb": cell.get("rss_after_load_mb"), "threads": cell["threads"],
                  "rounds": cell.get("rounds", 1), "max_abs_diff_between_runs": cell.get("max_abs_diff_between_runs"),
                  "n_sentences": cell["n_sentences"], "sentences_per_s": cell["n_sentences"] / wall if wall else None,
@@ -132,16 +133,17 @@ def _fmt(x: float | None, spec: str = ".3g") -> str:
 def summary_table(results: list[dict[str, Any]]) -> str:
     """One row per (model, method): ours' time and throughput, the three ratios, agreement."""
     lines = ["| model | method | data | ours wall s | ours sent/s | ours tok/s | ours peak RSS MiB "
-             "| speed-up vs reference loop | speed-up vs minicons | ours / floor | ours / floor (CPU) | max \\|Δ\\| "
-             "| agree |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "| ours peak GPU MiB | speed-up vs reference loop | speed-up vs minicons | ours / floor "
+             "| ours / floor (CPU) | max \\|Δ\\| | agree |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
         o = r["implementations"].get("ours", {})
         q = r["ratios"]
         lines.append(
             f"| {r['model']} | {r['method']} | {r['dataset']} | {_fmt(o.get('wall_s_median'))} "
             f"| {_fmt(o.get('sentences_per_s'), '.1f')} | {_fmt(o.get('tokens_per_s'), '.0f')} "
-            f"| {_fmt(o.get('peak_rss_mb'), '.0f')} | {_ratio(q, 'reference_loop')} | {_ratio(q, 'minicons')} "
+            f"| {_fmt(o.get('peak_rss_mb'), '.0f')} | {_fmt(o.get('peak_gpu_mb'), '.0f')} "
+            f"| {_ratio(q, 'reference_loop')} | {_ratio(q, 'minicons')} "
             f"| {_fmt(q.get('ours_over_floor'), '.2f')} | {_fmt(q.get('ours_over_floor_cpu'), '.2f')} "
             f"| {_fmt(r['max_abs_diff'], '.1e')} "
             f"| {'yes' if r['numbers_agree'] else ('—' if r['numbers_agree'] is None else 'NO')} |")
@@ -158,20 +160,20 @@ def _ratio(q: Mapping[str, Any], key: str) -> str:
 def detail_table(results: list[dict[str, Any]]) -> str:
     """One row per implementation: wall and CPU medians, throughput, peak RSS, time ÷ ours, max |Δ|."""
     lines = ["| model | method | implementation | wall s (median) | CPU s (median) | sent/s | tok/s "
-             "| peak RSS MiB | time ÷ ours | max \\|Δ\\| vs ours |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| peak RSS MiB | peak GPU MiB | time ÷ ours | max \\|Δ\\| vs ours |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         ours_wall = r["implementations"].get("ours", {}).get("wall_s_median")
         for name, v in r["implementations"].items():
             if v.get("status") != "ok":
                 lines.append(f"| {r['model']} | {r['method']} | {name} | {v['status']}: {v.get('reason', '')} "
-                             "| | | | | | |")
+                             "| | | | | | | |")
                 continue
             rel = v["wall_s_median"] / ours_wall if ours_wall else None
             lines.append(
                 f"| {r['model']} | {r['method']} | {name} | {_fmt(v['wall_s_median'])} | {_fmt(v['cpu_s_median'])} "
                 f"| {_fmt(v['sentences_per_s'], '.1f')} | {_fmt(v['tokens_per_s'], '.0f')} "
-                f"| {_fmt(v['peak_rss_mb'], '.0f')} | {_fmt(rel, '.2f')} "
+                f"| {_fmt(v['peak_rss_mb'], '.0f')} | {_fmt(v.get('peak_gpu_mb'), '.0f')} | {_fmt(rel, '.2f')} "
                 f"| {_fmt(v.get('max_abs_diff'), '.1e') if name != 'ours' else ''} |")
     return "\n".join(lines)
 

@@ -13,6 +13,7 @@ Examples::
     python -m benchmarks.run                                  # everything (~15-25 min on 2 cores)
     python -m benchmarks.run --models bert-base-random --methods crows-nangia pll
     python -m benchmarks.run --smoke --isolation inline       # seconds: tiny models, few sentences
+    python -m benchmarks.run --device cuda --models bert-base-random gpt2-small-random --crows-pairs 50
 """
 
 from __future__ import annotations
@@ -78,6 +79,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "environment (what users get). 'passive' makes idle OpenMP threads sleep instead of spin: "
                         "on a machine shared with other busy processes that avoids several-fold slow-downs, but on "
                         "a quiet one it slows fine-grained work (the reference loop 2x, tiny models 1.5x)")
+    p.add_argument("--malloc", choices=("inherit", "tuned"), default="inherit",
+                   help="glibc malloc settings of the worker processes. Default: inherit (what users get). 'tuned' "
+                        "sets MALLOC_MMAP_THRESHOLD_=1GiB / MALLOC_TRIM_THRESHOLD_=2GiB so freed activation buffers are "
+                        "reused instead of re-mapped: with glibc's defaults every tensor over 32 MB (and many smaller "
+                        "ones) is a fresh mmap, and page faults cost BERT-base-sized models 20-35 %% of their time "
+                        "(same for every implementation; jemalloc/tcmalloc via LD_PRELOAD do the same job)")
+    p.add_argument("--device", default="cpu",
+                   help="torch device for every implementation: cpu (default) or cuda[:N]. On a GPU use bigger "
+                        "slices (--crows-pairs 100): a few sentences are over in milliseconds")
+    p.add_argument("--reference-autograd", choices=("as-reference", "off"), default="as-reference",
+                   help="as-reference (default): the reference loop keeps autograd on where its reference does "
+                        "(crows-nangia: metric.py never calls no_grad), inference mode elsewhere; off: inference "
+                        "mode everywhere, a stricter baseline than the references themselves")
     p.add_argument("--batch-tokens", type=int, default=DEFAULT_BATCH_TOKENS,
                    help=f"token budget per batch for ours and the floor ({DEFAULT_BATCH_TOKENS})")
     p.add_argument("--minicons-batch-size", type=int, default=32, help="sentences per minicons call (32, as G5)")
@@ -131,7 +145,8 @@ def plan_cells(args: argparse.Namespace, data_dir: Path, fixtures_dir: Path) -> 
             cells = [CellSpec(impl=impl, model=name, model_path=str(path), kind=spec.kind, method=method,
                               dataset=dataset, data_dir=str(data_dir), n_items=n, warmup_items=warm,
                               threads=args.threads, batch_tokens=args.batch_tokens,
-                              minicons_batch_size=args.minicons_batch_size)
+                              minicons_batch_size=args.minicons_batch_size, device=args.device,
+                              reference_autograd=args.reference_autograd)
                      for impl in args.impls if method in get_implementation(impl).methods]
             plan.append(Measurement(info, method, f"{dataset}[:{n}]", cells))
     return plan
@@ -185,6 +200,25 @@ def _versions() -> dict[str, str | None]:
     return out
 
 
+def reference_note(mode: str) -> str:
+    """What the reference loop's autograd setting means for the ratios against it."""
+    if mode == "off":
+        return ("reference-loop runs every method under inference_mode (--reference-autograd off), with the fast "
+                "tokenizer: stricter than the references themselves (metric.py keeps autograd on), so speed-ups "
+                "against it understate ours.")
+    return ("reference-loop keeps autograd on for crows-nangia, as metric.py does (it never calls no_grad), and "
+            "runs the other methods under inference_mode; it uses the fast tokenizer where the references use "
+            "the slow one. --reference-autograd off gives the stricter inference-mode baseline.")
+
+
+def _gpu_name(device: str) -> str | None:
+    if not device.startswith("cuda"):
+        return None
+    import torch
+
+    return torch.cuda.get_device_name(torch.device(device))
+
+
 def _git_commit() -> str | None:
     try:
         proc = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=5)
@@ -211,15 +245,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                   "Times exclude model loading (load_s, separate). Medians of the timed runs after a warm-up; "
                   "CPU s = process CPU time over all threads (robust to other tenants). tok/s counts the tokens "
                   "whose (pseudo-)log-probability the method scores; ratios are of median wall times.",
-                  "reference-loop runs under inference_mode with the fast tokenizer: the real references "
-                  "(autograd on, slow tokenizer) are slower still, so speed-ups against it are conservative."],
+                  reference_note(args.reference_autograd)],
         "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
                     "cpu_count": os.cpu_count(), "torch_threads_default": torch.get_num_threads(),
+                    "device": args.device, "gpu": _gpu_name(args.device),
                     "loadavg_start": load_start, "loadavg_end": loadavg()},
         "versions": _versions(),
         "git_commit": _git_commit(),
         "settings": {"repeats": args.repeats, "isolation": args.isolation, "threads": args.threads,
                      "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+                     "malloc": {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")},
+                     "device": args.device, "reference_autograd": args.reference_autograd,
                      "batch_tokens": args.batch_tokens, "minicons_batch_size": args.minicons_batch_size,
                      "slices": slice_sizes(args), "smoke": args.smoke, "warmup_items": args.warmup_items},
         "implementations": {n: get_implementation(n).description for n in args.impls},
@@ -233,9 +269,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def markdown(doc: dict[str, Any]) -> str:
     m = doc["machine"]
     st = doc["settings"]
-    head = (f"Benchmark {doc['created_at']} — {m['processor']}, {m['cpu_count']} CPUs, torch "
+    where = f"{m['gpu']} ({m['device']}), " if m.get("gpu") else ""
+    head = (f"Benchmark {doc['created_at']} — {where}{m['processor']}, {m['cpu_count']} CPUs, torch "
             f"{doc['versions']['torch']} ({st['threads'] or m['torch_threads_default']} threads, OMP_WAIT_POLICY="
-            f"{st['omp_wait_policy'] or 'unset'}), load average {m['loadavg_start']} → {m['loadavg_end']}, "
+            f"{st['omp_wait_policy'] or 'unset'}, malloc {'tuned' if any(st['malloc'].values()) else 'glibc default'}), load average {m['loadavg_start']} → {m['loadavg_end']}, "
             f"{st['repeats']} timed rounds (median), {doc['elapsed_s'] / 60:.1f} min.")
     parts = [head, "", report.summary_table(doc["results"]), "", report.detail_table(doc["results"]), "",
              "Targets (BERT-base-sized model, CrowS-Pairs slice):", "", report.targets_table(doc["targets"]), "",
@@ -251,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     if args.omp_wait_policy != "inherit":  # before torch (and its OpenMP runtime) is loaded; children inherit it
         os.environ["OMP_WAIT_POLICY"] = args.omp_wait_policy.upper()
+    if args.malloc == "tuned":  # read by glibc at process start: affects the worker processes, not this one
+        os.environ.update(MALLOC_MMAP_THRESHOLD_=str(2**30), MALLOC_TRIM_THRESHOLD_=str(2**31))
     doc = run(args)
     out = args.out or REPO / "runs" / "bench" / f"bench-{doc['created_at'].replace(':', '').replace('+0000', 'Z')}.json"
     atomic_write_json(out, doc)

@@ -22,6 +22,7 @@ from scoring.cache import ScoreCache, cache_key, default_cache_dir
 from scoring.methods import get_method
 from scoring.methods.base import Method, Prepared, UnitSpec
 from scoring.records import ScoreSet, ScoringError, SentenceScore
+from scoring.requests import batch_overhead_tokens
 
 DEFAULT_BATCH_TOKENS = 8192
 
@@ -103,8 +104,12 @@ def score_items(
 
         bound_allocator()  # host memory follows batch_tokens, not the dataset (see scoring.memory)
 
-        results = execute(spec, units, prepared, keys, resolved, Scorer(backend).run, batch_tokens=batch_tokens,
-                          cached=cached, commit=commit, progress=progress)
+        from scoring.backends import exact_float32
+
+        with exact_float32(backend):  # fp32 means IEEE float32 on CUDA too (no TF32), as the references ran
+            results = execute(spec, units, prepared, keys, resolved, Scorer(backend).run, batch_tokens=batch_tokens,
+                              cached=cached, commit=commit, progress=progress,
+                              overhead_tokens=batch_overhead_tokens(backend.device.type))
     finally:
         if cache is not None:
             cache.close()
@@ -197,7 +202,8 @@ def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, A
         "n_sentences": len(records),
         # "run" is the one block that differs between identical runs (time, cache use, threads)
         "run": {"created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "batch_tokens": batch_tokens, "cache_dir": str(cache_dir) if cache_dir else None,
+                "batch_tokens": batch_tokens, "batch_overhead_tokens": batch_overhead_tokens(backend.device.type),
+                "cache_dir": str(cache_dir) if cache_dir else None,
                 "use_cache": cache_dir is not None, "cache_hits": stats["hits"], "computed": stats["computed"],
                 "wall_time_s": round(wall_time_s, 3), "torch_threads": torch.get_num_threads()},
         "versions": dict(_versions()),  # a copy: the cached dict must not be shared with callers

@@ -120,6 +120,28 @@ def quiet_transformers() -> Iterator[None]:
         hf_logging.enable_progress_bar()
 
 
+@contextlib.contextmanager
+def exact_float32(backend: "Backend") -> Iterator[None]:
+    """Keep float32 matrix products in full float32 on CUDA while scoring (TF32 off), then restore.
+
+    The references ran float32; TF32 (10-bit mantissa products, which a user or library may have
+    switched on process-wide for speed) moves log-probabilities by ~1e-3 and would break agreement
+    with the goldens. Reduced precision is chosen explicitly with ``dtype`` instead. No-op on CPU
+    and for bf16/fp16 models.
+    """
+    import torch
+
+    if backend.device.type != "cuda" or backend.dtype != torch.float32:
+        yield
+        return
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
 def position_limit(model: Any) -> int | None:
     """The longest input the model's position embeddings allow (None if unbounded/unknown)."""
     config = model.config

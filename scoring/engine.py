@@ -14,7 +14,7 @@ import json
 from typing import Any, Callable, Mapping, Sequence
 
 from scoring.methods.base import Method, Prepared, SentenceResult, UnitSpec
-from scoring.requests import merge_requests, plan_batches, plan_groups
+from scoring.requests import BATCH_OVERHEAD_TOKENS, merge_requests, plan_batches, plan_groups
 
 RunBatch = Callable[[Sequence[Any]], list[list[float]]]
 Commit = Callable[[dict[str, list[SentenceResult]]], None]
@@ -23,7 +23,7 @@ Commit = Callable[[dict[str, list[SentenceResult]]], None]
 def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepared], keys: Sequence[str],
             options: Mapping[str, Any], run_batch: RunBatch, *, batch_tokens: int,
             cached: Mapping[str, list[SentenceResult]], commit: Commit | None = None,
-            progress: bool = False) -> list[list[SentenceResult]]:
+            progress: bool = False, overhead_tokens: int = BATCH_OVERHEAD_TOKENS) -> list[list[SentenceResult]]:
     """Results for every unit (cached or computed), in unit order.
 
     Args:
@@ -31,6 +31,9 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
         cached: key -> cached unit results; these units are not recomputed.
         commit: called once per computed group with its key -> results.
         progress: show a tqdm bar counting sentences (with sentences/s).
+        overhead_tokens: the fixed cost of a forward pass in tokens, for
+            :func:`~scoring.requests.plan_batches` (batch composition only: numbers move by
+            float32 noise at most).
     """
     results: list[list[SentenceResult] | None] = [cached.get(k) for k in keys]
     n_sentences = sum(len(u.sentence_ids) for u in units)
@@ -43,7 +46,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
                 continue
             rows = merge_requests(r for i in todo for r in prepared[i].requests)
             values: dict[Any, dict[tuple[int, int], float]] = {}
-            for batch in plan_batches(rows, batch_tokens):
+            for batch in plan_batches(rows, batch_tokens, overhead_tokens=overhead_tokens):
                 for row, out in zip(batch, run_batch(batch)):
                     values[row.key] = dict(zip(row.gather, out))
             fresh: dict[str, list[SentenceResult]] = {}

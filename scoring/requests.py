@@ -79,7 +79,21 @@ def padded_cost(n_rows: int, max_len: int) -> int:
     return n_rows * max_len
 
 
-BATCH_OVERHEAD_TOKENS = 64  # the fixed cost of one more forward pass, in padded-token equivalents
+BATCH_OVERHEAD_TOKENS = 64  # the fixed cost of one more forward pass, in padded-token equivalents (CPU)
+# On a GPU a forward pass has a much larger fixed cost (Python and ~150 kernel launches for a
+# 12-layer model, ~4 ms) against a much higher throughput: measured on an H200 (BERT-base-sized,
+# float32, benchmarks/gpu_check.sh) one pass costs about as much as 1,000 more tokens, so batches
+# of different lengths are merged far more eagerly there.
+CUDA_BATCH_OVERHEAD_TOKENS = 1024
+
+
+def batch_overhead_tokens(device_type: str) -> int:
+    """The fixed cost of one forward pass on ``device_type`` (``cpu``, ``cuda``, ...), in tokens.
+
+    >>> batch_overhead_tokens("cpu"), batch_overhead_tokens("cuda")
+    (64, 1024)
+    """
+    return CUDA_BATCH_OVERHEAD_TOKENS if device_type == "cuda" else BATCH_OVERHEAD_TOKENS
 
 
 def plan_batches(rows: Sequence[BatchRow], batch_tokens: int, *,

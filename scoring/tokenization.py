@@ -78,11 +78,38 @@ class TokenizerView:
         return self._facts["byte_level"]
 
     # --- encoding ---------------------------------------------------------------------------
+    def direct_backend(self) -> Any | None:
+        """The Rust ``tokenizers.Tokenizer`` to call directly, when that is exactly what transformers does.
+
+        For a stock fast tokenizer, ``encode(text)`` / ``tokenizer(text)`` are a Python wrapper
+        (option handling, truncation/padding reset, output conversion: ~50 µs a call, a large share
+        of scoring time on a GPU) around the Rust ``encode``. We call it directly only when the class
+        overrides neither ``encode`` nor ``_encode_plus`` and the Rust side has no truncation, no
+        padding and transformers' special-token splitting — the state transformers itself would set;
+        otherwise (slow tokenizers, custom subclasses, a user's truncation) the wrapper is used.
+        ``tests/test_tokenization_direct.py`` checks both paths agree on every benchmark text.
+        """
+        if "direct" not in self._facts:
+            self._facts["direct"] = _plain_fast_backend(self.tokenizer)
+        backend = self._facts["direct"]
+        if backend is None or backend.truncation is not None or backend.padding is not None:
+            return None
+        if backend.encode_special_tokens != bool(getattr(self.tokenizer, "split_special_tokens", False)):
+            return None
+        return backend
+
     def encode(self, text: str, *, special: bool) -> list[int]:
+        backend = self.direct_backend()
+        if backend is not None:
+            return list(backend.encode(text, add_special_tokens=special).ids)
         return list(self.tokenizer.encode(text, add_special_tokens=special))
 
     def encode_with_words(self, text: str) -> tuple[list[int], list[int | None], list[int]]:
         """Ids with special tokens, ``word_ids()`` and the special-tokens mask of ``text``."""
+        backend = self.direct_backend()
+        if backend is not None:
+            encoding = backend.encode(text, add_special_tokens=True)
+            return list(encoding.ids), list(encoding.word_ids), list(encoding.special_tokens_mask)
         enc = self.tokenizer(text, return_special_tokens_mask=True)
         try:
             word_ids = enc.word_ids()
@@ -107,6 +134,21 @@ class TokenizerView:
             "byte_level_bpe": self.byte_level,
             "special_tokens": {a: getattr(tok, f"{a}_token", None) for a in ("bos", "eos", "cls", "sep", "pad", "mask", "unk")},
         }
+
+
+def _plain_fast_backend(tokenizer: Any) -> Any | None:
+    """``tokenizer._tokenizer`` if ``tokenizer`` is a stock transformers fast tokenizer, else None."""
+    try:
+        from transformers.tokenization_utils_base import PreTrainedTokenizerBase
+        from transformers.tokenization_utils_tokenizers import TokenizersBackend
+    except ImportError:  # another transformers layout: always use the public API
+        return None
+    cls = type(tokenizer)
+    if not isinstance(tokenizer, TokenizersBackend):
+        return None
+    if cls._encode_plus is not TokenizersBackend._encode_plus or cls.encode is not PreTrainedTokenizerBase.encode:
+        return None
+    return getattr(tokenizer, "_tokenizer", None)
 
 
 def _is_byte_level_without_prefix_space(tokenizer: Any) -> bool:

@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("torch")
 
 from benchmarks import inputs, report, specs  # noqa: E402
+from benchmarks.impls import reference_loop  # noqa: E402
 from benchmarks.cell import CellSpec, InlineWorker, ProcessWorker  # noqa: E402
 from benchmarks.impls.minicons_pll import unavailable as minicons_unavailable  # noqa: E402
 from benchmarks.models import model_path  # noqa: E402
@@ -144,7 +145,28 @@ def test_agreement_counts_missing_and_extra_sentences() -> None:
     assert got["missing"] == 2 and got["agrees"] is False and got["n_compared"] == 1
 
 
-@pytest.mark.parametrize("module", [specs, report, inputs])
+def test_reference_loop_autograd_modes_compute_the_same_numbers(shared_dir: Path) -> None:
+    """metric.py's autograd-on loop (the default) and the inference-mode loop give identical scores."""
+    got = {}
+    for mode in reference_loop.REFERENCE_AUTOGRAD_MODES:
+        worker = InlineWorker(CellSpec(impl="reference-loop", model="tiny-bert",
+                                       model_path=str(shared_dir / "fixtures" / "models" / "tiny-bert"), kind="masked",
+                                       method="crows-nangia", dataset="crows-pairs", data_dir=str(shared_dir / "data"),
+                                       n_items=3, warmup_items=0, threads=1, batch_tokens=8192,
+                                       minicons_batch_size=32, device="cpu", reference_autograd=mode))
+        assert worker.wait_ready()["status"] == "ready", worker.state
+        assert worker.session is not None and worker.session.runner.autograd is (mode == "as-reference")
+        assert worker.run_once()["status"] == "ok"
+        got[mode] = worker.finish()["scores"]
+    assert len(got["off"]) == 6 and got["off"] == got["as-reference"]
+
+
+def test_bad_reference_autograd_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="reference_autograd"):
+        reference_loop.uses_autograd("crows-nangia", "sometimes")
+
+
+@pytest.mark.parametrize("module", [specs, report, inputs, reference_loop])
 def test_benchmark_doctests(module: object) -> None:
     # pytest collects doctests with --ignore=benchmarks, so the benchmark's doctests run here
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -113,3 +113,24 @@ def test_nsp_head_found_from_weights_when_config_lists_only_masked_lm(models_dir
     assert model_kinds_available(str(copy))["nsp"] is True
     assert model_kinds_available(str(models_dir / "tiny-roberta"))["nsp"] is False
     assert model_kinds_available(str(models_dir / "tiny-gpt2"))["nsp"] is False
+
+
+def test_exact_float32_turns_tf32_off_for_cuda_fp32_only_and_restores_it() -> None:
+    """The guard score_items runs under: checked here without a GPU (the flags exist in CPU builds)."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from scoring.backends import exact_float32
+
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+        with exact_float32(SimpleNamespace(device=torch.device("cuda"), dtype=torch.float32)):
+            assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == (False, False)
+        assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == (True, True)
+        for device, dtype in (("cuda", torch.bfloat16), ("cpu", torch.float32)):
+            with exact_float32(SimpleNamespace(device=torch.device(device), dtype=dtype)):
+                assert torch.backends.cuda.matmul.allow_tf32 is True  # untouched: bf16 chosen, or not CUDA
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved

@@ -65,3 +65,21 @@ def test_split_head_equals_full_forward(method, model, subset, subsets, models_d
     monkeypatch.setattr(backend, "base", None)
     full = _score(subsets[subset], models_dir, model, method)
     assert _max_diff(split, full) <= 1e-5
+
+
+def test_gpu_overhead_merges_lengths_into_fewer_batches(crows_items, models_dir):
+    """With a GPU's fixed cost per forward pass (1,024 tokens) the planner pads more and runs fewer
+    passes than with the CPU's (64); every row is still scored exactly once, under the budget."""
+    from scoring.backends import load_backend
+    from scoring.methods import get_method
+    from scoring.requests import batch_overhead_tokens, merge_requests, padded_cost, plan_batches
+
+    spec = get_method("crows-nangia")
+    tok = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu").tokenizer
+    options = spec.resolve(tok, spec.validate_options(None))
+    rows = merge_requests(r for u in spec.units(crows_items[:60], options) for r in spec.prepare(u, tok, options).requests)
+    plans = {dev: plan_batches(rows, 8192, overhead_tokens=batch_overhead_tokens(dev)) for dev in ("cpu", "cuda")}
+    for plan in plans.values():
+        assert sorted(r.key for b in plan for r in b) == sorted(r.key for r in rows)
+        assert all(padded_cost(len(b), max(len(r.input_ids) for r in b)) <= 8192 for b in plan)
+    assert len(plans["cuda"]) < len(plans["cpu"]) / 2, (len(plans["cuda"]), len(plans["cpu"]))

@@ -24,6 +24,8 @@ class CellContext:
     method: str
     batch_tokens: int
     minicons_batch_size: int
+    device: str = "cpu"                         # torch device every implementation runs on
+    reference_autograd: str = "as-reference"    # reference loop: autograd as the reference has it, or "off"
 
 
 class Runner(Protocol):

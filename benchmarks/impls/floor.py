@@ -8,7 +8,8 @@ states at the scored positions -> output head -> log-softmax gather``, batch aft
 
 A length with only a few inputs would make a tiny batch that runs far below the machine's
 throughput (any implementation could do better by padding it into a bigger batch), so such a
-batch is topped up with copies of its own rows to :data:`MIN_FILL_TOKENS` tokens and its time is
+batch is topped up with copies of its own rows to :data:`MIN_FILL_TOKENS` tokens on CPU (the
+whole token budget on a GPU, which needs big batches to leave launch overhead behind) and its time is
 scaled by real rows / rows run: the floor charges every input the per-token cost of a well-filled
 exact-length batch. ``ours / floor`` is then what our tokenisation, planning, padding and
 bookkeeping cost. For the tiny fixture models per-call overhead dominates even at
@@ -28,6 +29,11 @@ from benchmarks.specs import ALL_METHODS
 from curation.items import Item
 
 MIN_FILL_TOKENS = 512  # measured: BERT-base / GPT-2-small on 2 CPU cores reach ~95 % of peak tokens/s here
+
+
+def min_fill_tokens(device: str, batch_tokens: int) -> int:
+    """Tokens a floor batch is topped up to: a GPU needs whole budget-sized batches to reach its throughput."""
+    return MIN_FILL_TOKENS if device == "cpu" else batch_tokens
 
 
 @dataclass
@@ -59,7 +65,8 @@ class FloorRunner:
         from scoring.methods import get_method
 
         self.torch, self.ctx = torch, ctx
-        self.backend = load_backend(str(ctx.model_path), kind=ctx.kind, device="cpu")
+        self.backend = load_backend(str(ctx.model_path), kind=ctx.kind, device=ctx.device)
+        self.device = self.backend.device
         self.spec = get_method(ctx.method)
 
     def prepare(self, items: Sequence[Item]) -> FloorPlan:
@@ -76,7 +83,7 @@ class FloorRunner:
         batches = []
         for (length, _), group in sorted(by_shape.items()):
             per_batch = max(1, self.ctx.batch_tokens // length)
-            fill = min(per_batch, -(-MIN_FILL_TOKENS // length))
+            fill = min(per_batch, -(-min_fill_tokens(self.ctx.device, self.ctx.batch_tokens) // length))
             for start in range(0, len(group), per_batch):
                 batches.append(self._batch(group[start:start + per_batch], fill))
         return FloorPlan(units, prepared, options, batches, sum(len(r.input_ids) for r in rows))
@@ -95,12 +102,13 @@ class FloorRunner:
             for pos, target in row.gather:
                 g_pair.append(pairs.setdefault((b, pos), len(pairs)))
                 g_target.append(target)
+        dev = self.device
         return FloorBatch(
-            inputs=inputs,
-            pair_rows=torch.tensor([b for b, _ in pairs], dtype=torch.long),
-            pair_pos=torch.tensor([p for _, p in pairs], dtype=torch.long),
-            gather_pair=torch.tensor(g_pair, dtype=torch.long),
-            gather_target=torch.tensor(g_target, dtype=torch.long),
+            inputs={k: v.to(dev) if hasattr(v, "to") else v for k, v in inputs.items()},
+            pair_rows=torch.tensor([b for b, _ in pairs], dtype=torch.long, device=dev),
+            pair_pos=torch.tensor([p for _, p in pairs], dtype=torch.long, device=dev),
+            gather_pair=torch.tensor(g_pair, dtype=torch.long, device=dev),
+            gather_target=torch.tensor(g_target, dtype=torch.long, device=dev),
             keys=[(r.key, r.gather) for r in real],
             n_gathers=sum(len(r.gather) for r in real),
             scale=len(real) / len(rows),
@@ -108,10 +116,13 @@ class FloorRunner:
 
     def run(self, plan: FloorPlan) -> tuple[FloorPlan, list[Any], float, float]:
         """Forward passes only; returns the values and the scaled (effective) wall and CPU seconds."""
-        torch, backend, out = self.torch, self.backend, []
+        from benchmarks.measure import synchronize
+
+        torch, backend, out, device = self.torch, self.backend, [], self.ctx.device
         wall = cpu = 0.0
         with torch.inference_mode():
             for batch in plan.batches:
+                synchronize(device)
                 c0, w0 = time.process_time(), time.perf_counter()
                 if backend.head is not None:
                     hidden = backend.base(**batch.inputs).last_hidden_state[batch.pair_rows, batch.pair_pos]
@@ -121,6 +132,7 @@ class FloorRunner:
                 logits = logits.float()
                 lse = torch.logsumexp(logits, dim=-1)
                 out.append(logits[batch.gather_pair, batch.gather_target] - lse[batch.gather_pair])
+                synchronize(device)
                 wall += (time.perf_counter() - w0) * batch.scale
                 cpu += (time.process_time() - c0) * batch.scale
         return plan, out, wall, cpu
@@ -133,7 +145,7 @@ class FloorRunner:
         plan, values = output[0], output[1]
         by_key: dict[Any, dict[tuple[int, int], float]] = {}
         for batch, vals in zip(plan.batches, values):
-            flat, k = vals[:batch.n_gathers].tolist(), 0  # the real rows come first
+            flat, k = vals[:batch.n_gathers].cpu().tolist(), 0  # the real rows come first
             for key, gathers in batch.keys:
                 by_key[key] = dict(zip(gathers, flat[k:k + len(gathers)]))
                 k += len(gathers)

@@ -46,7 +46,7 @@ class MiniconsRunner:
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
         self.ctx = ctx
-        self.scorer = scorer.MaskedLMScorer(str(ctx.model_path), device="cpu")
+        self.scorer = scorer.MaskedLMScorer(str(ctx.model_path), device=ctx.device)
         self.scorer.tokenizer.batch_encode_plus = self.scorer.tokenizer.__call__  # removed in transformers 5
 
     def prepare(self, items: Sequence[Item]) -> list[tuple[str, str]]:

@@ -20,7 +20,7 @@ class OursRunner:
         from scoring.backends import load_backend
 
         self.ctx = ctx
-        load_backend(str(ctx.model_path), kind=ctx.kind, device="cpu")  # cached for score_items
+        load_backend(str(ctx.model_path), kind=ctx.kind, device=ctx.device)  # cached for score_items
 
     def prepare(self, items: Sequence[Item]) -> Sequence[Item]:
         return items
@@ -28,7 +28,7 @@ class OursRunner:
     def run(self, items: Sequence[Item]) -> Any:
         from scoring.api import score_items
 
-        return score_items(items, model=str(self.ctx.model_path), method=self.ctx.method, device="cpu",
+        return score_items(items, model=str(self.ctx.model_path), method=self.ctx.method, device=self.ctx.device,
                            batch_tokens=self.ctx.batch_tokens, use_cache=False)
 
     def scores(self, score_set: Any) -> dict[str, float]:

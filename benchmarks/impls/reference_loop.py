@@ -14,10 +14,15 @@ vocabulary) per masked token per sentence, as the references do:
   start-token distribution once, then one forward pass per sentence, ``softmax``, geometric
   mean of the token probabilities via ``log2``.
 
-It is written independently of :mod:`scoring` (so agreement is a real cross-check) and is a
-*conservative* stand-in: it runs under ``torch.inference_mode()`` and uses the fast tokenizer,
-whereas metric.py runs with autograd on and the slow ``BertTokenizer`` — the real references
-are slower still, so speed-ups against this loop understate ours.
+It is written independently of :mod:`scoring` (so agreement is a real cross-check).
+
+Autograd: metric.py never disables it (``shared/fixtures/README.md`` §6: "autograd on (metric.py
+does not use no_grad)"), so by default (``reference_autograd="as-reference"``) the
+``crows-nangia`` loop keeps autograd on, as the reference it stands for; the other loops have no
+such reference evidence and run under ``torch.inference_mode()``. ``reference_autograd="off"``
+runs every loop in inference mode (the benchmark's ``--reference-autograd off``): a stricter
+baseline than any reference. The loop uses the fast tokenizer where the references use the slow
+one — tokenisation is a small share of the time, and this only makes the loop faster.
 """
 
 from __future__ import annotations
@@ -33,6 +38,22 @@ from curation.items import Item
 
 _PUNCT = str.maketrans("", "", string.punctuation)
 _UNCASED_BY_TYPE = {"bert": True, "albert": True, "roberta": False}  # metric.py's per-model constants
+# methods whose reference runs its forward passes with autograd on (see the module docstring)
+AUTOGRAD_IN_REFERENCE = frozenset({"crows-nangia"})
+REFERENCE_AUTOGRAD_MODES = ("as-reference", "off")
+
+
+def uses_autograd(method: str, mode: str) -> bool:
+    """Whether the loop for ``method`` runs with autograd on under ``mode``.
+
+    >>> uses_autograd("crows-nangia", "as-reference"), uses_autograd("pll", "as-reference")
+    (True, False)
+    >>> uses_autograd("crows-nangia", "off")
+    False
+    """
+    if mode not in REFERENCE_AUTOGRAD_MODES:
+        raise ValueError(f"reference_autograd must be one of {REFERENCE_AUTOGRAD_MODES}, got {mode!r}")
+    return mode == "as-reference" and method in AUTOGRAD_IN_REFERENCE
 
 
 class ReferenceLoopRunner:
@@ -47,7 +68,9 @@ class ReferenceLoopRunner:
         path = str(ctx.model_path)
         self.tok = transformers.AutoTokenizer.from_pretrained(path)
         cls = transformers.AutoModelForCausalLM if ctx.kind == "causal" else transformers.AutoModelForMaskedLM
-        self.model = cls.from_pretrained(path).eval()
+        self.device = torch.device(ctx.device)
+        self.model = cls.from_pretrained(path).eval().to(self.device)
+        self.autograd = uses_autograd(ctx.method, ctx.reference_autograd)
         probe = "The Quick Brown Fox"
         self.uncased = _UNCASED_BY_TYPE.get(self.model.config.model_type,
                                             self.tok.tokenize(probe) == self.tok.tokenize(probe.lower()))
@@ -58,6 +81,8 @@ class ReferenceLoopRunner:
     def run(self, items: Sequence[Item]) -> dict[str, float]:
         loop = {"crows-nangia": self._crows, "pll": self._pll, "pll-word-l2r": self._pll,
                 "stereoset-mlm": self._stereoset_mlm, "stereoset-causal": self._stereoset_causal}[self.ctx.method]
+        if self.autograd:  # as metric.py: no no_grad anywhere
+            return loop(items)
         with self.torch.inference_mode():
             return loop(items)
 
@@ -66,8 +91,8 @@ class ReferenceLoopRunner:
 
     # --- CrowS-Pairs metric.py ----------------------------------------------------------------
     def _masked_logprob(self, masked: Any, pos: int, target: int) -> float:
-        logits = self.model(masked).logits[0]  # [length, vocab], as output[0].squeeze(0)
-        return float(self.torch.log_softmax(logits[pos], dim=0)[target])
+        logits = self.model(masked.to(self.device)).logits[0]  # [length, vocab], as output[0].squeeze(0)
+        return self.torch.log_softmax(logits[pos], dim=0)[target].item()  # .item(), as metric.py
 
     def _crows(self, items: Sequence[Item]) -> dict[str, float]:
         torch, mask_id, out = self.torch, self.tok.mask_token_id, {}
@@ -112,7 +137,7 @@ class ReferenceLoopRunner:
 
     # --- StereoSet, batch size 1 ----------------------------------------------------------------
     def _stereoset_mlm(self, items: Sequence[Item]) -> dict[str, float]:
-        torch, tok, out = self.torch, self.tok, {}
+        tok, out = self.tok, {}
         for item in items:
             context = item.context or ""
             blank = max(i for i, w in enumerate(context.split(" ")) if "BLANK" in w)
@@ -121,7 +146,8 @@ class ReferenceLoopRunner:
                 targets = tok.encode(word, add_special_tokens=False)
                 probs = []
                 for i, target in enumerate(targets):
-                    enc = tok(context.replace("BLANK", tok.decode(targets[:i]) + tok.mask_token), return_tensors="pt")
+                    enc = tok(context.replace("BLANK", tok.decode(targets[:i]) + tok.mask_token),
+                              return_tensors="pt").to(self.device)
                     output = self.model(**enc).logits.softmax(dim=-1)  # the whole [1, length, vocab] tensor
                     mask_pos = enc["input_ids"][0].tolist().index(tok.mask_token_id)
                     probs.append(float(output[0, mask_pos, target]))
@@ -131,12 +157,12 @@ class ReferenceLoopRunner:
     def _stereoset_causal(self, items: Sequence[Item]) -> dict[str, float]:
         torch, tok, out = self.torch, self.tok, {}
         start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-        initial = self.model(torch.tensor([[start]])).logits.softmax(dim=-1)
+        initial = self.model(torch.tensor([[start]], device=self.device)).logits.softmax(dim=-1)
         for item in items:
             for sentence in item.sentences:
                 tokens = tok.encode(sentence.text, add_special_tokens=False)
                 joint = [float(initial[0, 0, tokens[0]])]
-                output = self.model(torch.tensor([tokens])).logits.softmax(dim=-1)
+                output = self.model(torch.tensor([tokens], device=self.device)).logits.softmax(dim=-1)
                 for idx in range(1, len(tokens)):
                     joint.append(float(output[0, idx - 1, tokens[idx]]))
                 out[sentence.id] = 2 ** (sum(math.log2(p) for p in joint) / len(joint))
@@ -158,7 +184,8 @@ def _get_span(seq1: list[int], seq2: list[int]) -> tuple[list[int], list[int]]:
 IMPLEMENTATION = Implementation(
     name="reference-loop",
     description="the references' control flow: one unbatched full forward pass per masked token per sentence "
-                "(metric.py, StereoSet --batch-size 1); inference_mode and fast tokenizer, so conservative",
+                "(metric.py, StereoSet --batch-size 1); crows-nangia with autograd on as metric.py (unless "
+                "--reference-autograd off), the others in inference mode; fast tokenizer",
     methods=frozenset(ALL_METHODS),
     setup=ReferenceLoopRunner,
 )

@@ -246,3 +246,16 @@ def test_study_modules_import_without_torch_or_ray():
             "bad = [m for m in ('torch', 'transformers', 'ray') if m in sys.modules]\nassert not bad, bad\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_study_package_loads_the_pipeline_on_first_use():
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport analysis.study\nassert 'analysis.study.run' not in sys.modules\n"
+            "from analysis.study import run_study, StudyRun\nassert 'analysis.study.run' in sys.modules\n"
+            "import analysis.study.run as r\nassert run_study is r.run_study and StudyRun is r.StudyRun\n"
+            "try:\n    analysis.study.nothing\nexcept AttributeError as e:\n    assert 'nothing' in str(e)\n"
+            "else:\n    raise SystemExit('no AttributeError')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr

@@ -17,7 +17,21 @@ Nothing here imports torch at module level: scoring runs inside the executors.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from analysis.study.config import StudyConfig, default_config, load_config, parse_config
-from analysis.study.run import StudyRun, run_study
+
+if TYPE_CHECKING:
+    from analysis.study.run import StudyRun, run_study
 
 __all__ = ["StudyConfig", "StudyRun", "default_config", "load_config", "parse_config", "run_study"]
+
+
+def __getattr__(name: str) -> Any:
+    """``StudyRun`` / ``run_study`` on first use: the pipeline pulls in scipy and matplotlib (~1 s),
+    which the CLI's start-up (``--help``, every other command) should not pay for."""
+    if name in ("StudyRun", "run_study"):
+        from analysis.study import run
+
+        return getattr(run, name)
+    raise AttributeError(f"module 'analysis.study' has no attribute {name!r}")

@@ -144,5 +144,15 @@ def sentence_units(items: Sequence[Item], text_inputs: Callable[[Item, str], Map
     ]
 
 
+def accepts_any_sentences(item: Item) -> str | None:
+    """``accepts`` of the methods that score each sentence on its own (any item with sentences)."""
+    return None if item.sentences else "has no sentences"
+
+
+def single_sentence_units(items: Sequence[Item], options: Mapping[str, Any]) -> list[UnitSpec]:
+    """``units`` of the methods that score each sentence on its own: input ``{"sentence": text}``."""
+    return sentence_units(items, lambda item, text: {"sentence": text})
+
+
 def is_int_or_none(value: Any) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)

@@ -9,30 +9,24 @@ part of the same forward pass (the sentence sits at positions 1..n).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
-from curation.items import Item
-from scoring.methods.base import Method, Option, Prepared, SentenceResult, UnitSpec, sentence_units, unit_error
+from scoring.methods.base import (
+    Method, Option, Prepared, SentenceResult, UnitSpec, accepts_any_sentences, single_sentence_units, unit_error,
+)
 from scoring.methods.stereoset_causal import resolve as resolve_start_token
+from scoring.methods.stereoset_causal import start_id
 from scoring.requests import Request
 from scoring.tokenization import TokenizerView
 
 NAME = "causal-ll"
 
 
-def accepts(item: Item) -> str | None:
-    return None if item.sentences else "has no sentences"
-
-
-def units(items: Sequence[Item], options: Mapping[str, Any]) -> list[UnitSpec]:
-    return sentence_units(items, lambda item, text: {"sentence": text})
-
-
 def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> Prepared:
     ids = tok.encode(unit.inputs["sentence"], special=False)
     if not ids:
         raise unit_error(NAME, unit, "the sentence encodes to no tokens")
-    prefix = int(tok.tokenizer.convert_tokens_to_ids(options["start_token"]))
+    prefix = start_id(tok, options)
     return Prepared([Request(tuple([prefix] + ids), tuple((i, t) for i, t in enumerate(ids)))], {"ids": ids})
 
 
@@ -49,8 +43,8 @@ METHOD = Method(
     version=1,
     options=(Option("start_token", "auto", "prefix token; 'auto' = the tokenizer's BOS (else EOS) token; or a token string",
                     check=lambda v: isinstance(v, str) and bool(v)),),
-    accepts=accepts,
-    units=units,
+    accepts=accepts_any_sentences,
+    units=single_sentence_units,
     prepare=prepare,
     reduce=reduce,
     resolve=resolve_start_token,

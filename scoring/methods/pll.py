@@ -16,21 +16,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from curation.items import Item
-from scoring.methods.base import Method, Prepared, SentenceResult, UnitSpec, sentence_units, unit_error
+from scoring.methods.base import (
+    Method, Prepared, SentenceResult, UnitSpec, accepts_any_sentences, single_sentence_units, unit_error,
+)
 from scoring.requests import Request
 from scoring.tokenization import TokenizerView
 
 PLL = "pll"
 PLL_WORD = "pll-word-l2r"
-
-
-def accepts(item: Item) -> str | None:
-    return None if item.sentences else "has no sentences"
-
-
-def units(items: Sequence[Item], options: Mapping[str, Any]) -> list[UnitSpec]:
-    return sentence_units(items, lambda item, text: {"sentence": text})
 
 
 def scored_positions(ids: Sequence[int], special_mask: Sequence[int], excluded_ids: set[int]) -> list[int]:
@@ -93,8 +86,8 @@ PLL_METHOD = Method(
     reference="minicons 0.3.39 MaskedLMScorer.sequence_score PLL_metric='original', reduction=sum",
     version=1,
     options=(),
-    accepts=accepts,
-    units=units,
+    accepts=accepts_any_sentences,
+    units=single_sentence_units,
     prepare=_prepare(PLL, within_word_l2r=False),
     reduce=reduce,
 )
@@ -106,8 +99,8 @@ PLL_WORD_METHOD = Method(
     reference="minicons 0.3.39 MaskedLMScorer.sequence_score PLL_metric='within_word_l2r', reduction=sum",
     version=1,
     options=(),
-    accepts=accepts,
-    units=units,
+    accepts=accepts_any_sentences,
+    units=single_sentence_units,
     prepare=_prepare(PLL_WORD, within_word_l2r=True),
     reduce=reduce,
 )

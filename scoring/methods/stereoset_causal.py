@@ -27,7 +27,8 @@ from typing import Any, Mapping, Sequence
 
 from curation.items import Item
 from scoring.methods.base import (
-    Method, Option, Prepared, SentenceResult, UnitSpec, is_int_or_none, sentence_units, unit_error,
+    Method, Option, Prepared, SentenceResult, UnitSpec, accepts_any_sentences, is_int_or_none, sentence_units,
+    single_sentence_units, unit_error,
 )
 from scoring.records import ScoringError
 from scoring.requests import Request
@@ -62,25 +63,17 @@ def resolve(tok: TokenizerView, options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _start_id(tok: TokenizerView, options: Mapping[str, Any]) -> int:
+def start_id(tok: TokenizerView, options: Mapping[str, Any]) -> int:
     return int(tok.tokenizer.convert_tokens_to_ids(options["start_token"]))
 
 
 # --- stereoset-causal -------------------------------------------------------------------------
 
-def intra_accepts(item: Item) -> str | None:
-    return None if item.sentences else "has no sentences"
-
-
-def intra_units(items: Sequence[Item], options: Mapping[str, Any]) -> list[UnitSpec]:
-    return sentence_units(items, lambda item, text: {"sentence": text})
-
-
 def intra_prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> Prepared:
     ids = tok.encode(unit.inputs["sentence"], special=False)
     if not ids:
         raise unit_error(INTRA, unit, "the sentence encodes to no tokens")
-    return Prepared(sentence_requests(ids, _start_id(tok, options)), {"ids": ids})
+    return Prepared(sentence_requests(ids, start_id(tok, options)), {"ids": ids})
 
 
 def intra_reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
@@ -114,7 +107,7 @@ def with_final_punctuation(context: str) -> str:
 
 def inter_prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> Prepared:
     context, sentence = unit.inputs["context"], unit.inputs["sentence"]
-    start = _start_id(tok, options)
+    start = start_id(tok, options)
     context = with_final_punctuation(context)
     full = tok.encode(f"{context} {sentence}", special=False)
     n_context = len(tok.encode(context, special=False))
@@ -155,8 +148,8 @@ INTRA_METHOD = Method(
     reference=f"{REFERENCE} evaluate_intrasentence",
     version=1,
     options=(_START,),
-    accepts=intra_accepts,
-    units=intra_units,
+    accepts=accepts_any_sentences,
+    units=single_sentence_units,
     prepare=intra_prepare,
     reduce=intra_reduce,
     resolve=resolve,

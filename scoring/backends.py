@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from scoring.fingerprint import HashMemo, fingerprint
-from scoring.model_checks import check_model_folder, check_model_source
+from scoring.model_checks import check_model_source, read_config
 from scoring.methods.base import MODEL_KINDS
 from scoring.records import ScoringError
 from scoring.tokenization import TokenizerView
@@ -260,15 +260,9 @@ def model_kinds_available(model: str, revision: str | None = None) -> dict[str, 
     Read from ``config.json`` (architectures and model type), without loading weights; the
     StereoSet command uses it for its defaults (an NSP head only if the checkpoint has one).
     """
-    from transformers import AutoConfig
     from transformers.models.auto import modeling_auto as auto
 
-    check_model_folder(model)
-    try:
-        with quiet_transformers():
-            config = AutoConfig.from_pretrained(model, revision=revision)
-    except (OSError, ValueError) as exc:
-        raise ScoringError(f"cannot read the config of {model!r}: {_one_line(exc)}") from None
+    config = read_config(model, revision)
     archs = " ".join(getattr(config, "architectures", None) or [])
     mtype = config.model_type
     causal_arch = "ForCausalLM" in archs or "LMHeadModel" in archs

@@ -9,6 +9,7 @@ causal LM). These checks turn each into one :class:`ScoringError` naming the mod
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from scoring.fingerprint import TOKENIZER_FILES
 from scoring.records import ScoringError
@@ -41,6 +42,20 @@ def check_model_folder(model: str) -> None:
                            "word as unknown)")
 
 
+def read_config(model: str, revision: str | None = None) -> Any:
+    """``model``'s transformers config (no weights loaded); a one-line ScoringError if it cannot be read."""
+    from transformers import AutoConfig
+
+    from scoring.backends import _one_line, quiet_transformers
+
+    check_model_folder(model)
+    try:
+        with quiet_transformers():
+            return AutoConfig.from_pretrained(model, revision=revision)
+    except (OSError, ValueError) as exc:
+        raise ScoringError(f"cannot read the config of {model!r}: {_one_line(exc)}") from None
+
+
 def check_model_source(model: str, kind: str, revision: str | None = None) -> None:
     """Clear errors for a model that cannot serve ``kind``, before transformers is asked.
 
@@ -67,17 +82,9 @@ def _check_nsp_architecture(model: str, revision: str | None) -> None:
     weights); ``architectures`` is not used here because checkpoints such as
     ``bert-base-uncased`` list only ``BertForMaskedLM`` yet ship the NSP head.
     """
-    from transformers import AutoConfig
     from transformers.models.auto import modeling_auto as auto
 
-    from scoring.backends import _one_line, quiet_transformers
-
-    check_model_folder(model)
-    try:
-        with quiet_transformers():
-            config = AutoConfig.from_pretrained(model, revision=revision)
-    except (OSError, ValueError) as exc:
-        raise ScoringError(f"cannot read the config of {model!r}: {_one_line(exc)}") from None
+    config = read_config(model, revision)
     known = auto.MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING_NAMES
     if config.model_type not in known:
         raise ScoringError(f"model {model!r} (model type {config.model_type!r}) has no next-sentence-prediction head; "

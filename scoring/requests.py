@@ -74,6 +74,23 @@ def merge_requests(requests: Iterable[Request]) -> list[BatchRow]:
     return [BatchRow(ids, types, tuple(g)) for (ids, types), g in gathers.items()]
 
 
+def gather_index(rows: Sequence[BatchRow]) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+    """What a batch must read off the model: the distinct ``(row, position)`` pairs whose output
+    is needed (each computed once), and for every gather in row order its pair index and target.
+
+    >>> gather_index([BatchRow((1, 2, 3), None, ((1, 7), (1, 8))), BatchRow((4, 5), None, ((0, 9),))])
+    ([(0, 1), (1, 0)], [0, 0, 1], [7, 8, 9])
+    """
+    pairs: dict[tuple[int, int], int] = {}
+    g_pair: list[int] = []
+    g_target: list[int] = []
+    for b, row in enumerate(rows):
+        for pos, target in row.gather:
+            g_pair.append(pairs.setdefault((b, pos), len(pairs)))
+            g_target.append(target)
+    return list(pairs), g_pair, g_target
+
+
 def padded_cost(n_rows: int, max_len: int) -> int:
     """Tokens a padded batch of ``n_rows`` rows of length ``max_len`` occupies."""
     return n_rows * max_len

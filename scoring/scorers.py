@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from scoring.backends import Backend
-from scoring.requests import BatchRow
+from scoring.requests import BatchRow, gather_index
 
 HEAD_CHUNK = 1024  # gathered positions per head application
 
@@ -69,13 +69,7 @@ class Scorer:
 
     def _run_lm(self, rows: Sequence[BatchRow]) -> list[list[float]]:
         torch = self.torch
-        # unique (row, position) pairs, and for every gather its pair index and target
-        pair_index: dict[tuple[int, int], int] = {}
-        g_pair, g_target = [], []
-        for b, row in enumerate(rows):
-            for pos, target in row.gather:
-                g_pair.append(pair_index.setdefault((b, pos), len(pair_index)))
-                g_target.append(target)
+        pair_index, g_pair, g_target = gather_index(rows)
         dev = self.backend.device
         pair_rows = torch.tensor([b for b, _ in pair_index], dtype=torch.long, device=dev)
         pair_pos = torch.tensor([p for _, p in pair_index], dtype=torch.long, device=dev)

@@ -96,12 +96,9 @@ class FloorRunner:
             inputs["token_type_ids"] = torch.tensor([r.token_type_ids for r in rows], dtype=torch.long)
         if self.ctx.kind == "causal":
             inputs["use_cache"] = False
-        pairs: dict[tuple[int, int], int] = {}
-        g_pair, g_target = [], []
-        for b, row in enumerate(rows):
-            for pos, target in row.gather:
-                g_pair.append(pairs.setdefault((b, pos), len(pairs)))
-                g_target.append(target)
+        from scoring.requests import gather_index
+
+        pairs, g_pair, g_target = gather_index(rows)
         dev = self.device
         return FloorBatch(
             inputs={k: v.to(dev) if hasattr(v, "to") else v for k, v in inputs.items()},

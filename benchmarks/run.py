@@ -84,7 +84,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "sets MALLOC_MMAP_THRESHOLD_=1GiB / MALLOC_TRIM_THRESHOLD_=2GiB so freed activation buffers are "
                         "reused instead of re-mapped: with glibc's defaults every tensor over 32 MB (and many smaller "
                         "ones) is a fresh mmap, and page faults cost BERT-base-sized models 20-35 %% of their time "
-                        "(same for every implementation; jemalloc/tcmalloc via LD_PRELOAD do the same job)")
+                        "(same for every implementation; jemalloc/tcmalloc via LD_PRELOAD do the same job). Ours applies "
+                        "its own policy on top (scoring.memory; STEREOSET_EVAL_MALLOC_TUNING=bounded|fast|off, default "
+                        "bounded), recorded in the output")
     p.add_argument("--device", default="cpu",
                    help="torch device for every implementation: cpu (default) or cuda[:N]. On a GPU use bigger "
                         "slices (--crows-pairs 100): a few sentences are over in milliseconds")
@@ -211,6 +213,13 @@ def reference_note(mode: str) -> str:
             "the slow one. --reference-autograd off gives the stricter inference-mode baseline.")
 
 
+def ours_allocator() -> str:
+    """The allocator policy ours (and only ours) applies in its worker (scoring.memory)."""
+    from scoring.memory import requested_policy
+
+    return "environment" if "MALLOC_MMAP_THRESHOLD_" in os.environ else requested_policy()
+
+
 def _gpu_name(device: str) -> str | None:
     if not device.startswith("cuda"):
         return None
@@ -255,6 +264,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "settings": {"repeats": args.repeats, "isolation": args.isolation, "threads": args.threads,
                      "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
                      "malloc": {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")},
+                     "ours_allocator": ours_allocator(),
                      "device": args.device, "reference_autograd": args.reference_autograd,
                      "batch_tokens": args.batch_tokens, "minicons_batch_size": args.minicons_batch_size,
                      "slices": slice_sizes(args), "smoke": args.smoke, "warmup_items": args.warmup_items},
@@ -272,7 +282,8 @@ def markdown(doc: dict[str, Any]) -> str:
     where = f"{m['gpu']} ({m['device']}), " if m.get("gpu") else ""
     head = (f"Benchmark {doc['created_at']} — {where}{m['processor']}, {m['cpu_count']} CPUs, torch "
             f"{doc['versions']['torch']} ({st['threads'] or m['torch_threads_default']} threads, OMP_WAIT_POLICY="
-            f"{st['omp_wait_policy'] or 'unset'}, malloc {'tuned' if any(st['malloc'].values()) else 'glibc default'}), load average {m['loadavg_start']} → {m['loadavg_end']}, "
+            f"{st['omp_wait_policy'] or 'unset'}, malloc {'tuned' if any(st['malloc'].values()) else 'glibc default'}; "
+            f"ours' allocator policy {st.get('ours_allocator', 'bounded')}), load average {m['loadavg_start']} → {m['loadavg_end']}, "
             f"{st['repeats']} timed rounds (median), {doc['elapsed_s'] / 60:.1f} min.")
     parts = [head, "", report.summary_table(doc["results"]), "", report.detail_table(doc["results"]), "",
              "Targets (BERT-base-sized model, CrowS-Pairs slice):", "", report.targets_table(doc["targets"]), "",

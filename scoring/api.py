@@ -25,6 +25,7 @@ from scoring.records import ScoreSet, ScoringError, SentenceScore
 from scoring.requests import batch_overhead_tokens
 
 DEFAULT_BATCH_TOKENS = 8192
+LAST_LAYER_CHOICES = ("scored", "all")
 
 
 def score_items(
@@ -37,6 +38,7 @@ def score_items(
     dtype: str | None = None,
     revision: str | None = None,
     batch_tokens: int = DEFAULT_BATCH_TOKENS,
+    last_layer: str = "scored",
     cache_dir: str | os.PathLike[str] | None = None,
     use_cache: bool = True,
     progress: bool = False,
@@ -54,6 +56,11 @@ def score_items(
         revision: hub revision (branch, tag or commit).
         batch_tokens: padded tokens per forward batch; results do not depend on it beyond
             float32 noise (~1e-7).
+        last_layer: ``scored`` (default): where the model allows it (BERT-family masked LMs,
+            verified by a probe at load time), run the last encoder layer at the scored positions
+            only, ~7 % less compute for BERT-base; ``all``: at every position, as a plain
+            forward pass. Numbers differ by float32 rounding only; the provenance records which
+            ran (``run.last_layer``).
         cache_dir: result cache folder (default ``$STEREOSET_EVAL_CACHE`` or
             ``~/.cache/stereoset-eval/scores``).
         use_cache: read and write the cache; False computes everything and stores nothing.
@@ -77,6 +84,8 @@ def score_items(
     _check_items(spec, items)
     if not isinstance(batch_tokens, int) or batch_tokens < 1:
         raise ScoringError(f"batch_tokens must be a positive integer, got {batch_tokens!r}")
+    if last_layer not in LAST_LAYER_CHOICES:
+        raise ScoringError(f"last_layer must be one of {', '.join(LAST_LAYER_CHOICES)}, got {last_layer!r}")
     from scoring.backends import load_backend
     from scoring.scorers import Scorer
 
@@ -95,19 +104,22 @@ def score_items(
         keys = [cache_key(identity, spec.name, spec.version, key_options, u.inputs) for u in units]
         cached = cache.get_many(keys) if cache is not None else {}
 
+        from scoring.memory import release_free_memory, tune_allocator
+
         def commit(fresh: dict[str, Any]) -> None:
             if cache is not None:
                 cache.put_many(fresh, model=identity["model"], method=spec.name)
+            release_free_memory()
 
         from scoring.engine import execute
-        from scoring.memory import bound_allocator
 
-        bound_allocator()  # host memory follows batch_tokens, not the dataset (see scoring.memory)
+        allocator = tune_allocator()  # bounded: host memory follows batch_tokens, not the dataset
 
         from scoring.backends import exact_float32
 
+        scorer = Scorer(backend, last_layer_at_scored=last_layer == "scored")
         with exact_float32(backend):  # fp32 means IEEE float32 on CUDA too (no TF32), as the references ran
-            results = execute(spec, units, prepared, keys, resolved, Scorer(backend).run, batch_tokens=batch_tokens,
+            results = execute(spec, units, prepared, keys, resolved, scorer.run, batch_tokens=batch_tokens,
                               cached=cached, commit=commit, progress=progress,
                               overhead_tokens=batch_overhead_tokens(backend.device.type))
     finally:
@@ -117,6 +129,7 @@ def score_items(
     hits = sum(len(u.sentence_ids) for u, k in zip(units, keys) if k in cached)
     stats = {"hits": hits, "computed": len(records) - hits}
     provenance = _provenance(spec, given, resolved, backend, items, records, stats, batch_tokens=batch_tokens,
+                             last_layer=scorer.last_layer, allocator=allocator,
                              cache_dir=(Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None,
                              wall_time_s=time.perf_counter() - started)
     return ScoreSet(spec.name, records, provenance, stats)
@@ -178,8 +191,8 @@ def _git_commit() -> str | None:
 
 
 def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, Any], backend: Any, items: list[Item],
-                records: list[SentenceScore], stats: Mapping[str, int], *, batch_tokens: int,
-                cache_dir: Path | None, wall_time_s: float) -> dict[str, Any]:
+                records: list[SentenceScore], stats: Mapping[str, int], *, batch_tokens: int, last_layer: str,
+                allocator: str, cache_dir: Path | None, wall_time_s: float) -> dict[str, Any]:
     import torch
 
     data = sorted({(it.provenance.source_file, it.provenance.sha256) for it in items})
@@ -192,7 +205,9 @@ def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, A
             "tokenizer_sha256": info.get("tokenizer_sha256"), "config_sha256": info.get("config_sha256"),
             "class": info["model_class"], "kind": backend.kind, "n_parameters": info["n_parameters"],
             "dtype": str(backend.dtype).replace("torch.", ""), "device": str(backend.device),
-            "head_split": info["head_split"], "load_report": info["load_report"],
+            "head_split": info["head_split"],
+            "last_layer_at_scored_positions": info.get("last_layer_at_scored_positions", False),
+            "load_report": info["load_report"],
         },
         "tokenizer": backend.tokenizer.describe(),
         "method": {"name": spec.name, "version": spec.version, "reference": spec.reference,
@@ -203,6 +218,7 @@ def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, A
         # "run" is the one block that differs between identical runs (time, cache use, threads)
         "run": {"created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "batch_tokens": batch_tokens, "batch_overhead_tokens": batch_overhead_tokens(backend.device.type),
+                "last_layer": last_layer, "allocator": allocator,
                 "cache_dir": str(cache_dir) if cache_dir else None,
                 "use_cache": cache_dir is not None, "cache_hits": stats["hits"], "computed": stats["computed"],
                 "wall_time_s": round(wall_time_s, 3), "torch_threads": torch.get_num_threads()},

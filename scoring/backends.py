@@ -11,6 +11,8 @@
 * Head splitting: for masked/causal LMs the output head is applied only at the positions a
   method needs (``base_model`` → hidden states → head), which a probe verifies against the full
   forward pass at load time; models where it differs (logit soft-capping …) use the full pass.
+  For BERT-family masked LMs the last encoder layer, too, can run at those positions only
+  (:mod:`scoring.last_layer`, probe-verified the same way; ``score_items(last_layer=...)``).
 
 Loaded backends are kept (the two most recent) so several methods can share one model.
 """
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from scoring.fingerprint import HashMemo, fingerprint
+from scoring.last_layer import probe_last_layer
 from scoring.model_checks import check_model_source, read_config
 from scoring.methods.base import MODEL_KINDS
 from scoring.records import ScoringError
@@ -49,6 +52,8 @@ class Backend:
         tokenizer: a :class:`~scoring.tokenization.TokenizerView`.
         device / dtype: where and in what precision it runs.
         base / head: the split model (None: use the full forward pass).
+        hidden_at: ``(inputs, rows, positions) -> hidden states`` running the last encoder layer
+            at those positions only (:mod:`scoring.last_layer`); None where it does not apply.
         info: fingerprint and load report, for the provenance and the cache key.
     """
 
@@ -60,6 +65,7 @@ class Backend:
     dtype: Any
     base: Any = None
     head: Any = None
+    hidden_at: Any = None
     info: dict[str, Any] = field(default_factory=dict)
 
     def identity(self) -> dict[str, Any]:
@@ -237,6 +243,7 @@ def load_backend(model: str, *, kind: str, device: str | None = "auto", dtype: s
         max_len = min(max_len, limit)
     tokenizer.model_max_length = max_len
     base, head = _probe_split(net, tokenizer, kind)
+    hidden_at = probe_last_layer(base, tokenizer, dev, dt) if kind == "masked" and base is not None else None
     info = fingerprint(model, revision, memo=memo, state_dict_hash=lambda: _state_dict_sha256(net))
     info.update({
         "model_id": model,
@@ -245,9 +252,10 @@ def load_backend(model: str, *, kind: str, device: str | None = "auto", dtype: s
         "kind": kind,
         "load_report": report,
         "head_split": base is not None,
+        "last_layer_at_scored_positions": hidden_at is not None,
         "n_parameters": sum(p.numel() for p in net.parameters()),
     })
-    backend = Backend(model, kind, net, TokenizerView(tokenizer, model, max_len), dev, dt, base, head, info)
+    backend = Backend(model, kind, net, TokenizerView(tokenizer, model, max_len), dev, dt, base, head, hidden_at, info)
     _LOADED[key] = backend
     while len(_LOADED) > _KEEP:
         _LOADED.popitem(last=False)

@@ -7,7 +7,8 @@ mask) and returns, per row, the log-probabilities of its ``(position, target)`` 
 * masked / causal LMs: ``log_softmax(logits[position])[target]``, computed in float32 from
   the head applied to the gathered positions only (in chunks, so a 128k vocabulary never
   materialises a ``batch × length × vocab`` tensor) — or from the full forward pass for
-  models whose head cannot be split;
+  models whose head cannot be split; for BERT-family masked LMs the last encoder layer, too,
+  runs at the gathered positions only (:mod:`scoring.last_layer`) unless told otherwise;
 * next-sentence heads: ``log_softmax(nsp_logits)[target]`` (position ignored).
 
 Everything runs under ``torch.inference_mode()``.
@@ -24,13 +25,21 @@ HEAD_CHUNK = 1024  # gathered positions per head application
 
 
 class Scorer:
-    """Runs batches for one :class:`~scoring.backends.Backend`."""
+    """Runs batches for one :class:`~scoring.backends.Backend`.
 
-    def __init__(self, backend: Backend) -> None:
+    ``last_layer_at_scored``: use the backend's ``hidden_at`` (last layer at the scored
+    positions only) where it has one; ``last_layer`` says which path runs, for the provenance.
+    """
+
+    def __init__(self, backend: Backend, *, last_layer_at_scored: bool = True) -> None:
         import torch
+
+        from scoring.last_layer import ALL_POSITIONS, SCORED_POSITIONS
 
         self.torch = torch
         self.backend = backend
+        self.hidden_at = backend.hidden_at if last_layer_at_scored and backend.head is not None else None
+        self.last_layer = SCORED_POSITIONS if self.hidden_at is not None else ALL_POSITIONS
         tok = backend.tokenizer
         pad = tok.special_id("pad")
         if pad is None:  # GPT-2 has no pad token; padded positions are masked out anyway
@@ -74,7 +83,11 @@ class Scorer:
         pair_rows = torch.tensor([b for b, _ in pair_index], dtype=torch.long, device=dev)
         pair_pos = torch.tensor([p for _, p in pair_index], dtype=torch.long, device=dev)
         inputs = self._inputs(rows)
-        if self.backend.head is not None:
+        if self.hidden_at is not None:
+            one_per_row = len(pair_index) == len(rows) and all(b == i for i, (b, _) in enumerate(pair_index))
+            hidden = self.hidden_at(inputs, pair_rows, pair_pos, one_per_row=one_per_row)
+            head = self.backend.head
+        elif self.backend.head is not None:
             hidden = self.backend.base(**inputs).last_hidden_state[pair_rows, pair_pos]
             head = self.backend.head
         else:

@@ -79,3 +79,12 @@ def crows_items(crows_csv: Path):
 
 def load_golden(golden_dir: Path, name: str) -> dict:
     return json.loads((golden_dir / name).read_text(encoding="utf-8"))
+
+
+def float32_noise(x: float, y: float) -> float:
+    """``|x - y|`` in units where 1e-5 is float32 noise: 1e-5 absolute plus 1e-7 of the value.
+
+    Scores are sums of float32 log-probabilities; around -100 one float32 step is already
+    7.6e-6, so a purely absolute 1e-5 would test how rounding happens to fall, not the code.
+    """
+    return abs(x - y) / (1.0 + 0.01 * abs(x))

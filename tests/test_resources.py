@@ -11,7 +11,7 @@ grows by no more than the per-sentence bookkeeping (the planned requests' token 
 records with their per-token log-probabilities: well under 32 KB a sentence). Forward-pass
 memory is set by ``batch_tokens`` by construction (``scoring.requests.plan_batches``); what
 made the peak follow the dataset anyway was glibc heap fragmentation, which
-``scoring.memory.bound_allocator`` prevents (see there for the numbers).
+``scoring.memory``'s default ``bounded`` policy prevents (see there for the numbers).
 
 ``python tests/test_resources.py`` prints the table for the closing note: the fixture models
 and a BERT-base-sized random model (110M parameters, built on the fly) at two budgets;
@@ -142,16 +142,32 @@ def test_bert_base_memory_follows_the_budget(tmp_path, models_dir, data_dir):
     assert big_budget["scoring_peak_mb"] <= large["scoring_peak_mb"] + 200  # 8x the budget: activations only
 
 
-def test_allocator_is_bounded_when_scoring_starts():
-    """glibc's adaptive mmap threshold would let freed activations fragment the heap (scoring.memory)."""
-    import platform
+def _policy_in_child(value: str | None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "STEREOSET_EVAL_MALLOC_TUNING"}
+    if value is not None:
+        env["STEREOSET_EVAL_MALLOC_TUNING"] = value
+    code = ("from scoring.memory import tune_allocator, release_free_memory\n"
+            "print(tune_allocator(), tune_allocator()); release_free_memory()")
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
 
-    from scoring.memory import bound_allocator
+
+@pytest.mark.parametrize("value, expected", [(None, "bounded"), ("bounded", "bounded"), ("fast", "fast"),
+                                             ("0", "off"), ("off", "off")])
+def test_allocator_policy_when_scoring_starts(value, expected):
+    """bounded by default: glibc's adaptive mmap threshold would let freed activations fragment the heap."""
+    import platform
 
     if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc" or "MALLOC_MMAP_THRESHOLD_" in os.environ:
         pytest.skip("the tuning applies to glibc only")
-    assert bound_allocator() is True
-    assert bound_allocator() is True  # idempotent
+    done = _policy_in_child(value)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [expected, expected]  # applied once, then remembered
+
+
+def test_unknown_allocator_policy_is_a_clear_error():
+    done = _policy_in_child("quick")
+    assert done.returncode != 0
+    assert "STEREOSET_EVAL_MALLOC_TUNING='quick': expected one of bounded, fast, off (or 0)" in done.stderr
 
 
 def main() -> None:  # the table of the closing note

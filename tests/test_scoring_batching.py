@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import float32_noise
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -35,12 +36,12 @@ def _score(items, models_dir, model, method, **kw):
 
 
 def _max_diff(a, b) -> float:
+    """Largest difference, in units of float32 noise (``conftest.float32_noise``)."""
     assert [r.sentence_id for r in a.records] == [r.sentence_id for r in b.records]
     worst = 0.0
     for ra, rb in zip(a.records, b.records):
-        worst = max(worst, abs(ra.score - rb.score))
-        if ra.token_logprobs is not None:
-            worst = max(worst, max(abs(x - y) for x, y in zip(ra.token_logprobs, rb.token_logprobs)))
+        pairs = [(ra.score, rb.score)] + list(zip(ra.token_logprobs or [], rb.token_logprobs or []))
+        worst = max([worst] + [float32_noise(x, y) for x, y in pairs])
     return worst
 
 

@@ -132,3 +132,14 @@ def test_report_reads_model_and_method_from_score_provenance(models_dir, tmp_pat
     prov = json.loads((tmp_path / "r" / "report.json").read_text())["provenance"]
     assert prov["model"]["id"] == model
     assert prov["method"] == "crows-nangia"
+
+
+@pytest.mark.parametrize("choice, ran", [("scored", "scored positions"), ("all", "all positions")])
+def test_last_layer_choice_reaches_the_provenance(choice, ran, crows_subset, models_dir, tmp_path):
+    out = tmp_path / "out"
+    assert _run("--model", models_dir / "tiny-bert", "--benchmark", "crows-pairs", "--data", crows_subset,
+                "--method", "pll", "--last-layer", choice, "--output", out, "--no-cache") == 0
+    provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+    assert provenance["command"]["last_layer"] == choice
+    (run,) = provenance["runs"].values()
+    assert run["run"]["last_layer"] == ran and run["run"]["allocator"] in ("bounded", "fast", "off", "environment", "unavailable")

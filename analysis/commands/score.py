@@ -48,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="method option (repeatable); VALUE is JSON (true, 3, null) or a plain string")
     p.add_argument("--output", required=True, type=Path, help="output folder")
     p.add_argument("--batch-tokens", type=int, default=8192, help="padded tokens per forward batch (default 8192)")
+    p.add_argument("--last-layer", choices=("scored", "all"), default="scored",
+                   help="scored (default): BERT-family masked LMs run their last layer at the scored positions only "
+                        "(~7%% less compute, float32-rounding differences); all: at every position, a plain forward pass")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     p.add_argument("--dtype", default=None, help="fp32 (default), bf16, fp16 (CUDA only)")
     p.add_argument("--revision", default=None, help="hub revision (branch, tag or commit)")
@@ -118,15 +121,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"scoring {len(part_items)} {what} items with {method} ({args.model})", file=sys.stderr)
         results[part] = score_items(
             part_items, model=args.model, method=method, options=options[method], device=args.device,
-            dtype=args.dtype, revision=args.revision, batch_tokens=args.batch_tokens, cache_dir=args.cache_dir,
-            use_cache=not args.no_cache, progress=not args.no_progress,
+            dtype=args.dtype, revision=args.revision, batch_tokens=args.batch_tokens, last_layer=args.last_layer,
+            cache_dir=args.cache_dir, use_cache=not args.no_cache, progress=not args.no_progress,
         )
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     files = sorted({(it.provenance.source_file, it.provenance.sha256) for it in items})
     provenance = {
         "command": {"model": args.model, "benchmark": args.benchmark, "options": args.option,
-                    "batch_tokens": args.batch_tokens, "device": args.device, "dtype": args.dtype,
+                    "batch_tokens": args.batch_tokens, "last_layer": args.last_layer, "device": args.device, "dtype": args.dtype,
                     "revision": args.revision, "no_cache": args.no_cache},
         "benchmark": args.benchmark,
         "data": [{"file": f, "sha256": h} for f, h in files],

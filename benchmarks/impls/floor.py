@@ -4,7 +4,11 @@ The method's own inputs (every distinct masked copy / sentence, after deduplicat
 the method *needs*) are grouped by exact length, so no batch has a single padding token and
 no attention mask is needed, and cut into batches under the same token budget as ours. All
 tensors are built in ``prepare`` (untimed); the timed part is only ``base model -> hidden
-states at the scored positions -> output head -> log-softmax gather``, batch after batch.
+states at the scored positions -> output head -> log-softmax gather``, batch after batch. For
+BERT-family masked LMs the last layer runs at the scored positions only
+(:mod:`scoring.last_layer`), as in ours: the rest of it is work no implementation needs. The
+floor's process uses :mod:`scoring.memory`'s ``fast`` allocator policy (freed activation
+buffers are reused, so no page faults), whatever ours uses.
 
 A length with only a few inputs would make a tiny batch that runs far below the machine's
 throughput (any implementation could do better by padding it into a bigger batch), so such a
@@ -46,6 +50,7 @@ class FloorBatch:
     keys: list[tuple[Any, tuple[tuple[int, int], ...]]]  # per real row: input key and its gathers
     n_gathers: int                # gathers of the real rows (the values kept)
     scale: float                  # real rows / rows run (< 1 when topped up with copies)
+    one_per_row: bool             # pair i is row i's only scored position
 
 
 @dataclass
@@ -62,8 +67,10 @@ class FloorRunner:
         import torch
 
         from scoring.backends import load_backend
+        from scoring.memory import tune_allocator
         from scoring.methods import get_method
 
+        tune_allocator("fast")  # freed buffers reused, never re-mapped: the floor pays no page faults
         self.torch, self.ctx = torch, ctx
         self.backend = load_backend(str(ctx.model_path), kind=ctx.kind, device=ctx.device)
         self.device = self.backend.device
@@ -109,6 +116,7 @@ class FloorRunner:
             keys=[(r.key, r.gather) for r in real],
             n_gathers=sum(len(r.gather) for r in real),
             scale=len(real) / len(rows),
+            one_per_row=len(pairs) == len(rows) and all(b == i for i, (b, _) in enumerate(pairs)),
         )
 
     def run(self, plan: FloorPlan) -> tuple[FloorPlan, list[Any], float, float]:
@@ -121,7 +129,10 @@ class FloorRunner:
             for batch in plan.batches:
                 synchronize(device)
                 c0, w0 = time.process_time(), time.perf_counter()
-                if backend.head is not None:
+                if backend.hidden_at is not None:  # the last layer at the scored positions only, as ours
+                    logits = backend.head(backend.hidden_at(batch.inputs, batch.pair_rows, batch.pair_pos,
+                                                            one_per_row=batch.one_per_row))
+                elif backend.head is not None:
                     hidden = backend.base(**batch.inputs).last_hidden_state[batch.pair_rows, batch.pair_pos]
                     logits = backend.head(hidden)
                 else:
@@ -159,7 +170,8 @@ IMPLEMENTATION = Implementation(
     name="floor",
     description="only the forward passes the method needs: its distinct inputs, exact-length batches "
                 f"(no padding, no attention mask; batches under {MIN_FILL_TOKENS} tokens topped up with copies and "
-                "timed pro rata), head at the scored positions; tensors built untimed",
+                "timed pro rata), head (and for BERT-family models the last layer) at the scored positions only; "
+                "tensors built untimed",
     methods=frozenset(ALL_METHODS),
     setup=FloorRunner,
 )

@@ -43,7 +43,8 @@ class OursRunner:
 
 IMPLEMENTATION = Implementation(
     name="ours",
-    description="scoring.api.score_items(..., use_cache=False): deduplicated, length-bucketed batches under a token budget",
+    description="scoring.api.score_items(..., use_cache=False): deduplicated, length-bucketed batches under a token "
+                "budget; BERT-family last layer at the scored positions only",
     methods=frozenset(ALL_METHODS),
     setup=OursRunner,
 )

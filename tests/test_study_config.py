@@ -89,6 +89,7 @@ def test_to_dict_round_trips_the_settings():
         (_with(analysis={"bootstrap": True}), "analysis.bootstrap", "must be a number"),
         (_with(study={"limit": -3}), "study.limit", "positive"),
         (_with(study={"batch_tokens": "big"}), "study.batch_tokens", "must be an integer"),
+        (_with(study={"last_layer": "some"}), "study.last_layer", "must be 'scored' or 'all'"),
         (_with(options={"stereoset-mlm": {"leading_space": "always"}}), "options.stereoset-mlm", "not one of"),
         (_with(options={"pll-word": {}}), "options.pll-word", "did you mean"),
     ],
@@ -259,3 +260,8 @@ def test_study_package_loads_the_pipeline_on_first_use():
             "else:\n    raise SystemExit('no AttributeError')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_last_layer_is_read_from_the_study_table():
+    assert parse_config(_with(), source="study.toml").last_layer == "scored"
+    assert parse_config(_with(study={"last_layer": "all"}), source="study.toml").last_layer == "all"

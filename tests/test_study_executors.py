@@ -156,3 +156,24 @@ def test_make_executor():
     assert make_executor("local").name == "local" and make_executor("ray", address="auto").address == "auto"
     with pytest.raises(UnknownNameError, match="Did you mean 'ray'"):
         make_executor("rya")
+
+
+def test_run_job_passes_every_scoring_setting_to_score_items(monkeypatch):
+    import scoring.api
+
+    seen = {}
+
+    class Result:
+        scores, provenance, cache_stats = {"s": 1.0}, {}, {"hits": 0, "computed": 1}
+
+    def fake_score_items(items, **kwargs):
+        seen.update(kwargs)
+        return Result()
+
+    monkeypatch.setattr(scoring.api, "score_items", fake_score_items)
+    settings = ScoreSettings(device="cpu", dtype="fp32", batch_tokens=512, last_layer="all", cache_dir="/c",
+                             use_cache=False)
+    executors.run_job(JOBS[0], ["a1"], settings)
+    assert {k: seen[k] for k in ("device", "dtype", "batch_tokens", "last_layer", "cache_dir", "use_cache")} == {
+        "device": "cpu", "dtype": "fp32", "batch_tokens": 512, "last_layer": "all", "cache_dir": "/c",
+        "use_cache": False}

@@ -138,6 +138,7 @@ class StudyConfig:
     device: str = "auto"
     dtype: str | None = None
     batch_tokens: int = 8192
+    last_layer: str = "scored"
     limit: int | None = None
     source: str = "<dict>"
 

@@ -168,6 +168,7 @@ def parse(raw: Mapping[str, Any], *, source: str, base_dir: Path | None) -> Stud
         device=study.get("device", str, "auto"),
         dtype=study.get("dtype", str),
         batch_tokens=study.get("batch_tokens", int, 8192),
+        last_layer=study.get("last_layer", str, "scored"),
         limit=limit or None,
         data_dir=data.get("dir", str),
         download=data.get("download", bool, True),

@@ -39,6 +39,7 @@ class ScoreSettings:
     device: str = "auto"
     dtype: str | None = None
     batch_tokens: int = 8192
+    last_layer: str = "scored"
     cache_dir: str | None = None
     use_cache: bool = True
 
@@ -69,6 +70,7 @@ def run_job(job: Job, items: Sequence[Item], settings: ScoreSettings) -> JobResu
         device=settings.device,
         dtype=settings.dtype,
         batch_tokens=settings.batch_tokens,
+        last_layer=settings.last_layer,
         cache_dir=settings.cache_dir,
         use_cache=settings.use_cache,
     )

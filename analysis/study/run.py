@@ -131,7 +131,7 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
     for w in warnings:
         say(f"warning: {w}")
     settings = ScoreSettings(device=config.device, dtype=config.dtype, batch_tokens=config.batch_tokens,
-                             cache_dir=config.cache_dir, use_cache=config.use_cache)
+                             last_layer=config.last_layer, cache_dir=config.cache_dir, use_cache=config.use_cache)
     say(f"scoring {len(jobs)} jobs with the {executor.name} executor")
     done = [0]
 

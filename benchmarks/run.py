@@ -215,9 +215,9 @@ def reference_note(mode: str) -> str:
 
 def ours_allocator() -> str:
     """The allocator policy ours (and only ours) applies in its worker (scoring.memory)."""
-    from scoring.memory import requested_policy
+    from scoring.memory import planned_policy
 
-    return "environment" if "MALLOC_MMAP_THRESHOLD_" in os.environ else requested_policy()
+    return planned_policy()
 
 
 def _gpu_name(device: str) -> str | None:

@@ -68,6 +68,17 @@ class Backend:
     hidden_at: Any = None
     info: dict[str, Any] = field(default_factory=dict)
 
+    def states_at(self, inputs: dict[str, Any], rows: Any, positions: Any, *, one_per_row: bool,
+                  last_layer_at_scored: bool = True) -> Any:
+        """What the output head needs at ``(rows[i], positions[i])``: the final hidden states
+        (``hidden_at`` when allowed and available, else the base model's), or the logits
+        themselves when the head is not split (``head`` is None)."""
+        if self.head is None:
+            return self.model(**inputs).logits[rows, positions]
+        if last_layer_at_scored and self.hidden_at is not None:
+            return self.hidden_at(inputs, rows, positions, one_per_row=one_per_row)
+        return self.base(**inputs).last_hidden_state[rows, positions]
+
     def identity(self) -> dict[str, Any]:
         """What the cache key needs to know about the model."""
         return {

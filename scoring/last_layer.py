@@ -156,10 +156,10 @@ def probe_last_layer(base: Any, tokenizer: Any, device: Any, dtype: Any) -> Last
     runner = LastLayerAtPositions(base, layer, attention)
     try:
         with torch.inference_mode():
-            full = base(**inputs).last_hidden_state[rows, positions].float()
+            final = base(**inputs).last_hidden_state.float()
+            full, single_full = final[rows, positions], final[[0, 1], [2, 3]]
             fast = runner(inputs, rows, positions).float()
             single = runner(inputs, torch.tensor([0, 1], device=device), torch.tensor([2, 3], device=device)).float()
-            single_full = base(**inputs).last_hidden_state[[0, 1], [2, 3]].float()
     except Exception:  # noqa: BLE001 - any failure just means "use the plain path"
         return None
     tol = 1e-4 if dtype == torch.float32 else 2e-2

@@ -29,8 +29,9 @@ off (glibc)        26.7 s, +417 MB        56.6 s, +572 MB
 
 and ``pll`` on 4 CrowS-Pairs pairs 4.7 s (fast) vs 5.5 s (bounded). ``bounded`` costs 15-50 %
 of the time on that machine for a peak that grows least with the dataset (the rest of its
-growth is per-shape kernel caches); ``fast`` keeps glibc's speed with a little less memory. Applied once per process when scoring starts; nothing happens outside
-glibc or when the user set ``MALLOC_MMAP_THRESHOLD_`` (glibc's own variable, which wins).
+growth is per-shape kernel caches); ``fast`` keeps glibc's speed with a little less memory.
+Applied once per process when scoring starts; nothing happens outside glibc or when the user
+set ``MALLOC_MMAP_THRESHOLD_`` (glibc's own variable, which wins).
 Numbers never depend on it; the provenance records the policy in effect (``run.allocator``).
 """
 
@@ -61,6 +62,17 @@ def requested_policy() -> str:
     return value
 
 
+def planned_policy(policy: str | None = None) -> str:
+    """The policy :func:`tune_allocator` would apply: ``environment`` when the user set
+    ``MALLOC_MMAP_THRESHOLD_`` (glibc's own variable wins), else ``policy`` or the requested one."""
+    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return "environment"
+    policy = requested_policy() if policy is None else policy
+    if policy not in POLICIES:
+        raise ValueError(f"unknown allocator policy {policy!r}; known: {', '.join(POLICIES)}")
+    return policy
+
+
 def _libc() -> Any | None:
     if not sys.platform.startswith("linux"):
         return None
@@ -82,13 +94,9 @@ def tune_allocator(policy: str | None = None) -> str:
     """
     if "policy" in _state:
         return _state["policy"]
-    policy = requested_policy() if policy is None else policy
-    if policy not in POLICIES:
-        raise ValueError(f"unknown allocator policy {policy!r}; known: {', '.join(POLICIES)}")
+    policy = planned_policy(policy)
     libc = _libc()
-    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
-        policy = "environment"
-    elif libc is None:
+    if libc is None and policy != "environment":
         policy = "unavailable"
     elif policy == "fast":
         ok = libc.mallopt(_M_MMAP_THRESHOLD, FAST_THRESHOLD) == 1

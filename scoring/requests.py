@@ -91,6 +91,15 @@ def gather_index(rows: Sequence[BatchRow]) -> tuple[list[tuple[int, int]], list[
     return list(pairs), g_pair, g_target
 
 
+def one_pair_per_row(pairs: Sequence[tuple[int, int]], n_rows: int) -> bool:
+    """True if ``pairs`` (from :func:`gather_index`) is exactly one position of each row, in row order.
+
+    >>> one_pair_per_row([(0, 3), (1, 2)], 2), one_pair_per_row([(0, 3), (0, 4)], 2)
+    (True, False)
+    """
+    return len(pairs) == n_rows and all(b == i for i, (b, _) in enumerate(pairs))
+
+
 def padded_cost(n_rows: int, max_len: int) -> int:
     """Tokens a padded batch of ``n_rows`` rows of length ``max_len`` occupies."""
     return n_rows * max_len

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from scoring.backends import Backend
-from scoring.requests import BatchRow, gather_index
+from scoring.requests import BatchRow, gather_index, one_pair_per_row
 
 HEAD_CHUNK = 1024  # gathered positions per head application
 
@@ -28,7 +28,8 @@ class Scorer:
     """Runs batches for one :class:`~scoring.backends.Backend`.
 
     ``last_layer_at_scored``: use the backend's ``hidden_at`` (last layer at the scored
-    positions only) where it has one; ``last_layer`` says which path runs, for the provenance.
+    positions only) where it has one (:meth:`Backend.states_at`); ``last_layer`` says which
+    path runs, for the provenance.
     """
 
     def __init__(self, backend: Backend, *, last_layer_at_scored: bool = True) -> None:
@@ -38,8 +39,9 @@ class Scorer:
 
         self.torch = torch
         self.backend = backend
-        self.hidden_at = backend.hidden_at if last_layer_at_scored and backend.head is not None else None
-        self.last_layer = SCORED_POSITIONS if self.hidden_at is not None else ALL_POSITIONS
+        self.last_layer_at_scored = last_layer_at_scored
+        restricted = last_layer_at_scored and backend.head is not None and backend.hidden_at is not None
+        self.last_layer = SCORED_POSITIONS if restricted else ALL_POSITIONS
         tok = backend.tokenizer
         pad = tok.special_id("pad")
         if pad is None:  # GPT-2 has no pad token; padded positions are masked out anyway
@@ -83,16 +85,10 @@ class Scorer:
         pair_rows = torch.tensor([b for b, _ in pair_index], dtype=torch.long, device=dev)
         pair_pos = torch.tensor([p for _, p in pair_index], dtype=torch.long, device=dev)
         inputs = self._inputs(rows)
-        if self.hidden_at is not None:
-            one_per_row = len(pair_index) == len(rows) and all(b == i for i, (b, _) in enumerate(pair_index))
-            hidden = self.hidden_at(inputs, pair_rows, pair_pos, one_per_row=one_per_row)
-            head = self.backend.head
-        elif self.backend.head is not None:
-            hidden = self.backend.base(**inputs).last_hidden_state[pair_rows, pair_pos]
-            head = self.backend.head
-        else:
-            hidden = self.backend.model(**inputs).logits[pair_rows, pair_pos]
-            head = None
+        one_per_row = one_pair_per_row(pair_index, len(rows))
+        hidden = self.backend.states_at(inputs, pair_rows, pair_pos, one_per_row=one_per_row,
+                                        last_layer_at_scored=self.last_layer_at_scored)
+        head = self.backend.head
         pairs = torch.tensor(g_pair, dtype=torch.long, device=dev)
         targets = torch.tensor(g_target, dtype=torch.long, device=dev)
         values = torch.empty(len(g_pair), dtype=torch.float32, device=dev)

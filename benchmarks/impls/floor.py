@@ -103,7 +103,7 @@ class FloorRunner:
             inputs["token_type_ids"] = torch.tensor([r.token_type_ids for r in rows], dtype=torch.long)
         if self.ctx.kind == "causal":
             inputs["use_cache"] = False
-        from scoring.requests import gather_index
+        from scoring.requests import gather_index, one_pair_per_row
 
         pairs, g_pair, g_target = gather_index(rows)
         dev = self.device
@@ -116,7 +116,7 @@ class FloorRunner:
             keys=[(r.key, r.gather) for r in real],
             n_gathers=sum(len(r.gather) for r in real),
             scale=len(real) / len(rows),
-            one_per_row=len(pairs) == len(rows) and all(b == i for i, (b, _) in enumerate(pairs)),
+            one_per_row=one_pair_per_row(pairs, len(rows)),
         )
 
     def run(self, plan: FloorPlan) -> tuple[FloorPlan, list[Any], float, float]:
@@ -129,14 +129,10 @@ class FloorRunner:
             for batch in plan.batches:
                 synchronize(device)
                 c0, w0 = time.process_time(), time.perf_counter()
-                if backend.hidden_at is not None:  # the last layer at the scored positions only, as ours
-                    logits = backend.head(backend.hidden_at(batch.inputs, batch.pair_rows, batch.pair_pos,
-                                                            one_per_row=batch.one_per_row))
-                elif backend.head is not None:
-                    hidden = backend.base(**batch.inputs).last_hidden_state[batch.pair_rows, batch.pair_pos]
-                    logits = backend.head(hidden)
-                else:
-                    logits = backend.model(**batch.inputs).logits[batch.pair_rows, batch.pair_pos]
+                # as ours: head (and, BERT-family, the last layer) at the scored positions only
+                logits = backend.states_at(batch.inputs, batch.pair_rows, batch.pair_pos, one_per_row=batch.one_per_row)
+                if backend.head is not None:
+                    logits = backend.head(logits)
                 logits = logits.float()
                 lse = torch.logsumexp(logits, dim=-1)
                 out.append(logits[batch.gather_pair, batch.gather_target] - lse[batch.gather_pair])

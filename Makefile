@@ -29,12 +29,12 @@ test: $(VENV)/.stamp-test
 
 # README.md's command-line reference, regenerated from every subcommand's --help
 readme: $(VENV)/.stamp-labelstudio
-	$(PY) -m analysis.cli_reference README.md
+	$(PY) -m stereoset_eval.cli.reference README.md
 
 # Speed benchmark: ours vs the reference loop, minicons and the forward-pass floor (BENCH_ARGS: see
-# `python -m benchmarks.run --help`; e.g. BENCH_ARGS="--models bert-base-random --omp-wait-policy passive")
+# `python -m speed.run --help`; e.g. BENCH_ARGS="--models bert-base-random --omp-wait-policy passive")
 bench: $(VENV)/.stamp-bench
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m benchmarks.run $(BENCH_ARGS)
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m speed.run $(BENCH_ARGS)
 
 # Label Studio server in its own environment (it pins packages the toolkit must not share)
 labelstudio: $(LS_VENV)/bin/label-studio

@@ -9,7 +9,7 @@
 
 Reproducible: each slice draws from ``numpy.random.default_rng([seed, crc32(slice name)])``,
 so adding a slice never changes another slice's interval. ``seed``, ``n_resamples``, the
-level and the resampling unit are stored in every :class:`~analysis.results.ConfidenceInterval`.
+level and the resampling unit are stored in every :class:`~stereoset_eval.analysis.results.ConfidenceInterval`.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from analysis.errors import OptionError
-from analysis.crows_metric import CrowsResult, crows_metric, pair_outcomes
-from analysis.pair_metrics import BalancedSS, apply_tie_rule, balanced_ss, comparisons, group_labels, pair_ss
-from analysis.results import ConfidenceInterval, MetricResult
-from analysis.stereoset_metrics import (
+from stereoset_eval.analysis.errors import OptionError
+from stereoset_eval.analysis.crows_metric import CrowsResult, crows_metric, pair_outcomes
+from stereoset_eval.analysis.pair_metrics import BalancedSS, apply_tie_rule, balanced_ss, comparisons, group_labels, pair_ss
+from stereoset_eval.analysis.results import ConfidenceInterval, MetricResult
+from stereoset_eval.analysis.stereoset_metrics import (
     OFFICIAL_OPTIONS,
     ExampleOutcome,
     StereoSetEvaluation,
@@ -34,8 +34,8 @@ from analysis.stereoset_metrics import (
     score_official_scope,
     scope_slices,
 )
-from analysis.stereoset_micro import MICRO_OPTIONS, score_micro_scope
-from curation.items import Item
+from stereoset_eval.analysis.stereoset_micro import MICRO_OPTIONS, score_micro_scope
+from stereoset_eval.foundation.items import Item
 
 METHOD = "percentile bootstrap"
 
@@ -119,7 +119,7 @@ def _stereoset_replicates(outcomes: Sequence[ExampleOutcome], variant: str, idx:
 def stereoset_with_ci(
     items: Iterable[Item], scores: Mapping[str, float], *, variant: str = "official", config: BootstrapConfig
 ) -> StereoSetEvaluation:
-    """:func:`~analysis.stereoset_metrics.evaluate_stereoset` (or the micro variant) with a CI on every number."""
+    """:func:`~stereoset_eval.analysis.stereoset_metrics.evaluate_stereoset` (or the micro variant) with a CI on every number."""
     if variant not in ("official", "micro"):
         raise OptionError(f"variant must be 'official' or 'micro', got {variant!r}")
     outcomes = example_outcomes(items, scores)
@@ -150,7 +150,7 @@ def stereoset_with_ci(
 def crows_with_ci(
     items: Iterable[Item], scores: Mapping[str, float], *, ndigits: int | None = 3, config: BootstrapConfig
 ) -> CrowsResult:
-    """:func:`~analysis.crows_metric.crows_metric` with CIs on the metric, both direction scores and each bias type."""
+    """:func:`~stereoset_eval.analysis.crows_metric.crows_metric` with CIs on the metric, both direction scores and each bias type."""
     items = list(items)
     result = crows_metric(items, scores, ndigits=ndigits)
     outcomes = pair_outcomes(items, scores, ndigits=ndigits)
@@ -188,7 +188,7 @@ def crows_with_ci(
 def pair_ss_with_ci(
     items: Iterable[Item], scores: Mapping[str, float], *, ties: str = "anti", config: BootstrapConfig
 ) -> MetricResult:
-    """:func:`~analysis.pair_metrics.pair_ss` with a CI (pairs resampled; excluded ties stay excluded)."""
+    """:func:`~stereoset_eval.analysis.pair_metrics.pair_ss` with a CI (pairs resampled; excluded ties stay excluded)."""
     items = list(items)
     result = pair_ss(items, scores, ties=ties)
     prefs = apply_tie_rule(comparisons(items, scores), ties=ties)
@@ -206,7 +206,7 @@ def balanced_ss_with_ci(
     missing_group: str = "error",
     config: BootstrapConfig,
 ) -> BalancedSS:
-    """:func:`~analysis.pair_metrics.balanced_ss` with CIs on both values (pairs resampled within groups)."""
+    """:func:`~stereoset_eval.analysis.pair_metrics.balanced_ss` with CIs on both values (pairs resampled within groups)."""
     items = list(items)
     result = balanced_ss(items, scores, group_by=group_by, ties=ties, missing_group=missing_group)
     labels = group_labels(items, group_by, missing_group=missing_group)

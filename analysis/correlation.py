@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis.errors import preview
-from curation.errors import StereosetEvalError
+from stereoset_eval.analysis.errors import preview
+from stereoset_eval.foundation.errors import StereosetEvalError
 
 MIN_MODELS = 3
 LONG_COLUMNS: tuple[str, ...] = ("model", "benchmark", "category", "value")

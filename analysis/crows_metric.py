@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from analysis.errors import EmptyScopeError, ItemShapeError
-from analysis.results import IDEAL, MetricResult
-from analysis.scores import score_table
-from curation.items import Item
+from stereoset_eval.analysis.errors import EmptyScopeError, ItemShapeError
+from stereoset_eval.analysis.results import IDEAL, MetricResult
+from stereoset_eval.analysis.scores import score_table
+from stereoset_eval.foundation.items import Item
 
 PAIR_ROLES: tuple[str, str] = ("sent_more", "sent_less")
 
@@ -128,7 +128,7 @@ def crows_metric(items: Iterable[Item], scores: Mapping[str, float], *, ndigits:
         ndigits: rounding applied before comparing, as metric.py's ``round(score, 3)``; None
             compares the raw floats (then only exact float ties are neutral).
 
-    >>> from analysis.toy_items import pair_item, pair_scores
+    >>> from stereoset_eval.analysis.toy_items import pair_item, pair_scores
     >>> items = [pair_item("p1"), pair_item("p2", direction="antistereo"), pair_item("p3")]
     >>> scores = {**pair_scores("p1", -10.0, -12.0),    # stereo hit
     ...           **pair_scores("p2", -9.0, -8.0),      # antistereo miss

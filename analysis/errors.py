@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from curation.errors import StereosetEvalError
+from stereoset_eval.foundation.errors import StereosetEvalError
 
 
 def preview(ids: Iterable[str], *, limit: int = 5) -> str:

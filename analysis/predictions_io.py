@@ -9,7 +9,7 @@ Accepted formats (detected from the content):
   ``{"records": [{"sentence_id", "score", ...}], "provenance": {...}}`` (what
   ``stereoset-eval score`` writes), a list of such records, or a flat ``{sentence_id: score}``.
 
-Every problem is a :class:`~curation.errors.DataFormatError` naming the file, the entry and
+Every problem is a :class:`~stereoset_eval.foundation.errors.DataFormatError` naming the file, the entry and
 the field: wrong shape, duplicate ids, NaN/inf or non-numeric scores. :func:`check_coverage`
 then compares the ids with the gold items: missing and unknown ids are errors that list the
 first few and the count — never a silent skip.
@@ -26,10 +26,10 @@ from numbers import Real
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from analysis.errors import preview
-from curation.errors import DataFormatError
-from curation.items import STEREOSET_TASKS, Item
-from curation.loaders._files import read_text_strict
+from stereoset_eval.analysis.errors import preview
+from stereoset_eval.foundation.errors import DataFormatError
+from stereoset_eval.foundation.items import STEREOSET_TASKS, Item
+from stereoset_eval.foundation.files import read_text_strict
 
 PREDICTION_TASKS: tuple[str, ...] = STEREOSET_TASKS
 

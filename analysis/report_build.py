@@ -1,7 +1,7 @@
 """Assemble reports: one model (:func:`build_report`) or a study of many (:func:`build_study_report`).
 
 Library first, CLI on top: ``stereoset-eval report`` calls :func:`build_report` then
-:func:`analysis.report_writer.write_report`; a ``study`` command passes several
+:func:`stereoset_eval.analysis.report_writer.write_report`; a ``study`` command passes several
 :class:`ModelResults` plus correlation tables to :func:`build_study_report`.
 """
 
@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from analysis.correlation import BalanceTable, Correlation
-from analysis.crows_metric import CrowsResult
-from analysis.pair_metrics import BalancedSS
-from analysis.report_model import Figure, Report, Section, Table, fmt
-from analysis.report_plots import benchmark_scatter
-from analysis.report_sections import balanced_section, crows_section, pair_ss_section, stereoset_section
-from analysis.results import MetricResult
-from analysis.stereoset_metrics import StereoSetEvaluation
+from stereoset_eval.analysis.correlation import BalanceTable, Correlation
+from stereoset_eval.analysis.crows_metric import CrowsResult
+from stereoset_eval.analysis.pair_metrics import BalancedSS
+from stereoset_eval.analysis.report_model import Figure, Report, Section, Table, fmt
+from stereoset_eval.analysis.report_plots import benchmark_scatter
+from stereoset_eval.analysis.report_sections import balanced_section, crows_section, pair_ss_section, stereoset_section
+from stereoset_eval.analysis.results import MetricResult
+from stereoset_eval.analysis.stereoset_metrics import StereoSetEvaluation
 
 
 @dataclass(frozen=True)

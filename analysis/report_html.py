@@ -6,8 +6,8 @@ import base64
 import html
 import json
 
-from analysis.report_markdown import provenance_lines
-from analysis.report_model import Figure, Report, Table
+from stereoset_eval.analysis.report_markdown import provenance_lines
+from stereoset_eval.analysis.report_model import Figure, Report, Table
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from analysis.report_model import Report
+from stereoset_eval.analysis.report_model import Report
 
 
 def _clean(obj: Any) -> Any:

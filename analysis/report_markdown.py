@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from analysis.report_model import Report, Table
+from stereoset_eval.analysis.report_model import Report, Table
 
 
 def _cell(text: str) -> str:

@@ -1,8 +1,8 @@
 """The report as data: sections of tables, figures and machine-readable results, plus provenance.
 
-Builders (:mod:`analysis.report_sections`, :mod:`analysis.report_study`) make sections;
-writers (:mod:`analysis.report_json`, :mod:`analysis.report_markdown`,
-:mod:`analysis.report_html`) render a :class:`Report`. A one-model report and a study of many
+Builders (:mod:`stereoset_eval.analysis.report_sections`, :mod:`stereoset_eval.analysis.report_study`) make sections;
+writers (:mod:`stereoset_eval.analysis.report_json`, :mod:`stereoset_eval.analysis.report_markdown`,
+:mod:`stereoset_eval.analysis.report_html`) render a :class:`Report`. A one-model report and a study of many
 models are the same type: a study just holds more sections, so sections compose freely.
 """
 

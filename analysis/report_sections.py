@@ -1,6 +1,6 @@
 """Report sections for one model's results: StereoSet, CrowS-Pairs, pair ss, balanced ss, distributions.
 
-Each builder turns a result object into a :class:`~analysis.report_model.Section` holding a
+Each builder turns a result object into a :class:`~stereoset_eval.analysis.report_model.Section` holding a
 display table, a plot and the full numbers (``data``). Official and micro StereoSet numbers
 always go to separate sections.
 """
@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from analysis.crows_metric import CrowsResult
-from analysis.pair_metrics import NO_GROUP, BalancedSS
-from analysis.report_model import Figure, Section, Table, fmt, fmt_ci
-from analysis.report_plots import count_bars, score_bars
-from analysis.results import IDEAL, MetricResult
-from analysis.stereoset_metrics import OVERALL, StereoSetEvaluation
-from curation.items import Item
+from stereoset_eval.analysis.crows_metric import CrowsResult
+from stereoset_eval.analysis.pair_metrics import NO_GROUP, BalancedSS
+from stereoset_eval.analysis.report_model import Figure, Section, Table, fmt, fmt_ci
+from stereoset_eval.analysis.report_plots import count_bars, score_bars
+from stereoset_eval.analysis.results import IDEAL, MetricResult
+from stereoset_eval.analysis.stereoset_metrics import OVERALL, StereoSetEvaluation
+from stereoset_eval.foundation.items import Item
 
 COUNT_NOTE = (
     "n = true number of examples. The official evaluation.py reports 3 × this for each bias type "

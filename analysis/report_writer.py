@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.report_html import render_html
-from analysis.report_json import report_to_json
-from analysis.report_markdown import render_markdown
-from analysis.report_model import Report
-from curation.atomic import atomic_write_text
+from stereoset_eval.analysis.report_html import render_html
+from stereoset_eval.analysis.report_json import report_to_json
+from stereoset_eval.analysis.report_markdown import render_markdown
+from stereoset_eval.analysis.report_model import Report
+from stereoset_eval.foundation.atomic import atomic_write_text
 
 FILES: dict[str, str] = {"json": "report.json", "markdown": "report.md", "html": "report.html"}
 

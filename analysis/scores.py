@@ -10,8 +10,8 @@ import math
 from numbers import Real
 from typing import Iterable, Mapping
 
-from analysis.errors import InvalidScoreError, ItemShapeError, MissingScoresError
-from curation.items import Item
+from stereoset_eval.analysis.errors import InvalidScoreError, ItemShapeError, MissingScoresError
+from stereoset_eval.foundation.items import Item
 
 
 def checked_score(sentence_id: str, value: object, *, where: str = "scores") -> float:

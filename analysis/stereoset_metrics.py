@@ -24,10 +24,10 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from analysis.errors import EmptyScopeError, ItemShapeError, OptionError
-from analysis.results import IDEAL, MetricResult
-from analysis.scores import score_table
-from curation.items import STEREOSET_TASKS, Item
+from stereoset_eval.analysis.errors import EmptyScopeError, ItemShapeError, OptionError
+from stereoset_eval.analysis.results import IDEAL, MetricResult
+from stereoset_eval.analysis.scores import score_table
+from stereoset_eval.foundation.items import STEREOSET_TASKS, Item
 
 ROLES: tuple[str, ...] = ("stereotype", "anti-stereotype", "unrelated")
 OVERALL = "overall"
@@ -271,7 +271,7 @@ def evaluate_scopes(
 def evaluate_stereoset(items: Iterable[Item], scores: Mapping[str, float]) -> StereoSetEvaluation:
     """Official lms / ss / icat for every scope, from items and per-sentence scores.
 
-    >>> from analysis.toy_items import stereoset_item, stereoset_scores
+    >>> from stereoset_eval.analysis.toy_items import stereoset_item, stereoset_scores
     >>> items = [stereoset_item("a", target="nurse"), stereoset_item("b", target="nurse"),
     ...          stereoset_item("c", target="chef")]
     >>> scores = {**stereoset_scores("a", 0.5, 0.2, 0.1),   # pro, 2 related

@@ -1,7 +1,7 @@
 """The seed paper's StereoSet recipe (BMNE, Zakizadeh & Pilehvar 2025): a *micro* average over examples.
 
 It is **not** the official metric and is always labelled ``micro``; never put its numbers in
-one table with the official ones (:mod:`analysis.stereoset_metrics`).
+one table with the official ones (:mod:`stereoset_eval.analysis.stereoset_metrics`).
 
 Per scope, over examples:
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
-from analysis.errors import EmptyScopeError
-from analysis.results import IDEAL, MetricResult
-from analysis.stereoset_metrics import (
+from stereoset_eval.analysis.errors import EmptyScopeError
+from stereoset_eval.analysis.results import IDEAL, MetricResult
+from stereoset_eval.analysis.stereoset_metrics import (
     ExampleOutcome,
     StereoSetEvaluation,
     StereoSetScope,
@@ -24,7 +24,7 @@ from analysis.stereoset_metrics import (
     example_outcomes,
     icat_score,
 )
-from curation.items import Item
+from stereoset_eval.foundation.items import Item
 
 MICRO_OPTIONS: dict[str, str] = {
     "variant": "micro",
@@ -38,7 +38,7 @@ MICRO_OPTIONS: dict[str, str] = {
 def micro_scores(outcomes: Sequence[ExampleOutcome]) -> tuple[float, float, float]:
     """(lms, ss, icat) over examples.
 
-    >>> from analysis.stereoset_metrics import ExampleOutcome
+    >>> from stereoset_eval.analysis.stereoset_metrics import ExampleOutcome
     >>> o = lambda wins, related: ExampleOutcome("x", "intrasentence", "gender", "t", 3, wins, related)
     >>> micro_scores([o(True, 2), o(False, 1), o(True, 2), o(False, 2)])  # lms 3/4, ss 2/4
     (75.0, 50.0, 75.0)

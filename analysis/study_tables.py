@@ -1,10 +1,10 @@
 """Per-model results -> the tables the correlation functions take (for a multi-model study).
 
 * :func:`long_scores`: one row per (model, benchmark, category, value) — input of
-  :func:`~analysis.correlation.benchmark_correlation` and
-  :func:`~analysis.correlation.correlation_by_category` (seed paper Table 5).
+  :func:`~stereoset_eval.analysis.correlation.benchmark_correlation` and
+  :func:`~stereoset_eval.analysis.correlation.correlation_by_category` (seed paper Table 5).
 * :func:`pre_post_scores`: per model the unbalanced (pre) and balanced (post) ss of two
-  benchmarks — input of :func:`~analysis.correlation.balance_table` (seed paper Table 6).
+  benchmarks — input of :func:`~stereoset_eval.analysis.correlation.balance_table` (seed paper Table 6).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from analysis.correlation import CorrelationInputError
-from analysis.report_build import ModelResults
+from stereoset_eval.analysis.correlation import CorrelationInputError
+from stereoset_eval.analysis.report_build import ModelResults
 
 ALL = "all"
 

@@ -6,7 +6,7 @@ docstrings and tests compute by hand, with readable sentence ids (``<item>:stere
 
 from __future__ import annotations
 
-from curation.items import Item, Provenance, Sentence
+from stereoset_eval.foundation.items import Item, Provenance, Sentence
 
 _PROV = Provenance(source_file="<toy>", sha256="", row=None, format="toy")
 

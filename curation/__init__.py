@@ -1,3 +1,1 @@
-"""stereoset-eval curation: the item model, loaders, pitfall rules, swaps, tags, Label Studio."""
-
-__version__ = "0.1.0"
+"""stereoset-eval curation: loaders, pitfall rules, gender swaps, dimension tags, Label Studio."""

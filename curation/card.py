@@ -29,10 +29,10 @@ def _md(df: pd.DataFrame, floatfmt: str = ".4f") -> str:
 
 
 def dataset_card(result: Any, *, version: str, human_review: str | None = None) -> str:
-    """Markdown card for ``result`` (a :class:`~curation.pipeline.CurationResult`).
+    """Markdown card for ``result`` (a :class:`~stereoset_eval.curation.pipeline.CurationResult`).
 
     ``human_review`` is a markdown section on the human review of this version
-    (:func:`curation.labelstudio.report.report_markdown`), placed before the provenance.
+    (:func:`stereoset_eval.curation.labelstudio.report.report_markdown`), placed before the provenance.
     """
     prov = result.provenance
     removed = result.removed_table()
@@ -74,7 +74,7 @@ normalisation (one instance per attribute), stereotype-dimension tags.
 provenance: `id`, `source`, `source_id`, `instance` (as-is / sent_more attribute /
 sent_less attribute), `target` (StereoSet target term), `pitfalls`, `tag_source`
 (auto/human), `dimension_evidence`, `edits` (JSON list of token edits
-`sentence_role, index, old, new` over the lossless tokenisation of `curation.text`; applying
+`sentence_role, index, old, new` over the lossless tokenisation of `stereoset_eval.curation.text`; applying
 them in reverse rebuilds the source sentence), `sentence_origins` (which source sentence
 each sentence was made from), `flags` (JSON), `source_file`, `source_sha256`, `source_row`,
 `source_format`.
@@ -112,7 +112,7 @@ Words = `len(text.split())`, characters = `len(text)`; std is the sample std (dd
 
 {_md(result.lengths, '.2f')}
 
-Jaccard similarity of word sets (`curation.text.words`: lower-cased word tokens,
+Jaccard similarity of word sets (`stereoset_eval.curation.text.words`: lower-cased word tokens,
 punctuation dropped) between each curated sentence and the source sentence it was made
 from: over edited sentences only (`mean_jaccard_edited`) and over all curated sentences,
 unedited ones counting 1.0 (`mean_jaccard_all`). The seed paper reports 83.45%.

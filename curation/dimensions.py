@@ -1,7 +1,7 @@
 """Stereotype-dimension tags (seed paper §5.1, App. C.3): lexicon suggestions, human overrides.
 
 :func:`suggest_dimension` looks for cue words of the four dimensions
-(:mod:`curation.lexicon.dimension_terms`) first in the pair's *attribute* (the words that
+(:mod:`stereoset_eval.curation.lexicon.dimension_terms`) first in the pair's *attribute* (the words that
 differ, when the pair was normalised from an attribute perturbation), then in the rest of
 ``sent_more`` (gendered words and names excluded). Several dimensions matching at the same
 stage are resolved by the paper's tie rule, Roles and Behaviors > Attitudes and Beliefs >
@@ -21,11 +21,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from curation.errors import StereosetEvalError, UnknownNameError
-from curation.items import Flag, Item
-from curation.lexicon.dimension_terms import DIMENSION_WORDS, PATTERNS
-from curation.spans import term_info
-from curation.text import is_word, tokenize
+from stereoset_eval.foundation.errors import StereosetEvalError, UnknownNameError
+from stereoset_eval.foundation.items import Flag, Item
+from stereoset_eval.curation.lexicon.dimension_terms import DIMENSION_WORDS, PATTERNS
+from stereoset_eval.curation.spans import term_info
+from stereoset_eval.curation.text import is_word, tokenize
 
 DIMENSIONS: tuple[str, ...] = (
     "Personality Traits", "Attitudes and Beliefs", "Roles and Behaviors", "Physical Characteristics",

@@ -1,7 +1,7 @@
 """Write a curated version: HF ``datasets`` folder, CSV, parquet, card, rule and removed tables.
 
 Layout of the output directory (built under a temporary name and swapped into place by
-:func:`curation.atomic.atomic_directory`, so a crash never leaves half a version)::
+:func:`stereoset_eval.foundation.atomic.atomic_directory`, so a crash never leaves half a version)::
 
     README.md              dataset card (counts, provenance, license, rules version)
     pairs.csv              BMNE columns + provenance columns (one row per curated pair)
@@ -25,11 +25,11 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from curation.atomic import atomic_directory, atomic_path, atomic_write_json, atomic_write_text
-from curation.dimensions import NEEDS_ANNOTATION, tag_of
-from curation.items import Item
-from curation.pairs import INSTANCE_SEPARATOR, origin_of
-from curation.rules import RULES
+from stereoset_eval.foundation.atomic import atomic_directory, atomic_path, atomic_write_json, atomic_write_text
+from stereoset_eval.curation.dimensions import NEEDS_ANNOTATION, tag_of
+from stereoset_eval.foundation.items import Item
+from stereoset_eval.curation.pairs import INSTANCE_SEPARATOR, origin_of
+from stereoset_eval.curation.rules import RULES
 
 BMNE_COLUMNS: tuple[str, ...] = ("sent_more", "sent_less", "stereo_antistereo", "bias_type", "category")
 PROVENANCE_COLUMNS: tuple[str, ...] = (
@@ -102,7 +102,7 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def write_curation(result: Any, output: str | Path, *, card: str) -> Path:
-    """Write every artefact of a :class:`~curation.pipeline.CurationResult` to ``output``."""
+    """Write every artefact of a :class:`~stereoset_eval.curation.pipeline.CurationResult` to ``output``."""
     output = Path(output)
     frame = pairs_frame(result.items)
     with atomic_directory(output) as tmp:
@@ -119,7 +119,7 @@ def write_curation(result: Any, output: str | Path, *, card: str) -> Path:
         atomic_write_json(stats / "statistics.json", {
             name: _records(getattr(result, name)) for name in ("lengths", "jaccard", "counts", "categories")
         })
-        from curation.stats import category_chart
+        from stereoset_eval.curation.stats import category_chart
 
         category_chart(result.categories, stats / "categories.png")
         atomic_write_json(tmp / "provenance.json", result.provenance)

@@ -2,9 +2,9 @@
 
 The transform (what changes) is kept apart from the constraints (what may change, passed
 as ``protect``: token indices that must stay, e.g. the stereotyped attribute) and from the
-lexicon (what a word becomes, :mod:`curation.lexicon`). Like TextAttack's
-``replace_word_at_index``, each change is an :class:`~curation.items.Edit` ``(index, old,
-new)`` over the lossless :func:`curation.text.tokenize` list, so :func:`revert_edits`
+lexicon (what a word becomes, :mod:`stereoset_eval.curation.lexicon`). Like TextAttack's
+``replace_word_at_index``, each change is an :class:`~stereoset_eval.foundation.items.Edit` ``(index, old,
+new)`` over the lossless :func:`stereoset_eval.curation.text.tokenize` list, so :func:`revert_edits`
 rebuilds the original sentence exactly.
 
 Context-dependent words: ``her`` becomes ``his`` (possessive determiner) or ``him``
@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from curation.items import Edit, Flag, Item, Provenance, Sentence
-from curation.lexicon import SWAPS, name_gender
-from curation.lexicon import dimension_terms as dt
-from curation.lexicon import function_words as fw
-from curation.lexicon.gender_terms import AMBIGUOUS
-from curation.text import is_word, match_case, split_clitic, tokenize
+from stereoset_eval.foundation.items import Edit, Flag, Item, Provenance, Sentence
+from stereoset_eval.curation.lexicon import SWAPS, name_gender
+from stereoset_eval.curation.lexicon import dimension_terms as dt
+from stereoset_eval.curation.lexicon import function_words as fw
+from stereoset_eval.curation.lexicon.gender_terms import AMBIGUOUS
+from stereoset_eval.curation.text import is_word, match_case, split_clitic, tokenize
 
 ADJECTIVES = (dt.PERSONALITY_TRAITS | dt.PHYSICAL_CHARACTERISTICS | fw.COMMON_ADJECTIVES) - dt.NOUNS
 # base verbs / closed-class words that are also common nouns after a possessive

@@ -7,7 +7,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from curation.items import Item
+from stereoset_eval.foundation.items import Item
 
 
 def inventory_table(items: Iterable[Item]) -> pd.DataFrame:

@@ -24,7 +24,7 @@ Every harmonised pair gets :class:`Decision` records; nothing is dropped silentl
 * **review** — an instance the rules cannot finish: the swap changed nothing (the only
   gender marker is a given name, which is never swapped), the swapped sentence keeps a
   gendered name (its pronouns were swapped, the name was not: "Anna's father was proud of
-  him"), or (decided after the rules run on the instances, in :mod:`curation.pipeline`) an
+  him"), or (decided after the rules run on the instances, in :mod:`stereoset_eval.curation.pipeline`) an
   edited sentence is gender-inconsistent.
 
 StereoSet options are attributes by construction (the target stays), so a side whose
@@ -38,11 +38,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from curation.gender_swap import swap_flags, swap_gender
-from curation.items import Item, Provenance, Sentence
-from curation.pairs import INSTANCE_SEPARATOR, rehome_flags, sentence_ids
-from curation.rules import RULES
-from curation.spans import PairAnalysis, is_group_term, is_other_group_term, term_info
+from stereoset_eval.curation.gender_swap import swap_flags, swap_gender
+from stereoset_eval.foundation.items import Item, Provenance, Sentence
+from stereoset_eval.curation.pairs import INSTANCE_SEPARATOR, rehome_flags, sentence_ids
+from stereoset_eval.curation.rules import RULES
+from stereoset_eval.curation.spans import PairAnalysis, is_group_term, is_other_group_term, term_info
 
 FLIP: dict[str, str] = {"stereo": "antistereo", "antistereo": "stereo"}
 STATUSES: tuple[str, ...] = ("kept", "review", "removed")
@@ -143,7 +143,7 @@ def _augment(pair: Item, analysis: PairAnalysis, side: str) -> Decision:
 
 
 def normalise_pair(pair: Item, analysis: PairAnalysis) -> list[Decision]:
-    """Decisions for one harmonised pair whose flags come from :func:`curation.rules.run_rules`."""
+    """Decisions for one harmonised pair whose flags come from :func:`stereoset_eval.curation.rules.run_rules`."""
     fired = {f.rule: f for f in pair.flags if f.rule in RULES}
     for rule_name, status in PAIR_REMOVALS:
         if rule_name in fired:

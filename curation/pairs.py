@@ -19,8 +19,8 @@ the source file, checksum and row; ``derived_from`` is the source item id and
 
 from __future__ import annotations
 
-from curation.errors import StereosetEvalError
-from curation.items import Flag, Item, Provenance, Sentence
+from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.items import Flag, Item, Provenance, Sentence
 
 HARMONISABLE: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
     # source -> ((pair role, source role) for sent_more, for sent_less)
@@ -38,7 +38,7 @@ def pair_id(origin_source: str, origin_id: str) -> str:
 def origin_of(item: Item) -> tuple[str, str]:
     """``(origin source, origin item id)`` of a curated item; ``(source, id)`` otherwise.
 
-    >>> from curation.items import Provenance
+    >>> from stereoset_eval.foundation.items import Provenance
     >>> it = Item("crows-pairs/crows:9#l", "curated", "gender", (), Provenance("f", "0", 1, "crows-csv"))
     >>> origin_of(it)
     ('crows-pairs', 'crows:9')

@@ -1,7 +1,7 @@
 """The curation pipeline: load → scope → harmonise → rules → normalise → rules → tag → stats.
 
 :func:`curate_items` is pure (items in, :class:`CurationResult` out); :func:`curate_files`
-adds loading; :func:`curation.export.write_curation` writes the versioned dataset. Every
+adds loading; :func:`stereoset_eval.curation.export.write_curation` writes the versioned dataset. Every
 parameter that changes the output is in :class:`CurationConfig` and in the provenance.
 
 After normalisation the automatic rules run again on the instances: an instance whose
@@ -18,17 +18,17 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from curation import __version__
-from curation.dimensions import DEFAULT_PRIORITY, DIMENSIONS, tag_items
-from curation.errors import UnknownNameError
-from curation.items import Item
-from curation.lexicon import lexicon_sha256
-from curation.loaders._files import file_sha256
-from curation.normalise import Decision, normalise_pair
-from curation.pairs import HARMONISABLE, harmonise_all
-from curation.rules import RULES_VERSION, RuleConfig, RuleFailure, rule_summary, run_rules
-from curation.spans import analyse_pair
-from curation.stats import category_table, counts_table, jaccard_table, length_table
+from stereoset_eval import __version__
+from stereoset_eval.curation.dimensions import DEFAULT_PRIORITY, DIMENSIONS, tag_items
+from stereoset_eval.foundation.errors import UnknownNameError
+from stereoset_eval.foundation.items import Item
+from stereoset_eval.curation.lexicon import lexicon_sha256
+from stereoset_eval.foundation.files import file_sha256
+from stereoset_eval.curation.normalise import Decision, normalise_pair
+from stereoset_eval.curation.pairs import HARMONISABLE, harmonise_all
+from stereoset_eval.curation.rules import RULES_VERSION, RuleConfig, RuleFailure, rule_summary, run_rules
+from stereoset_eval.curation.spans import analyse_pair
+from stereoset_eval.curation.stats import category_table, counts_table, jaccard_table, length_table
 
 SUPPORTED_BIAS_TYPES: tuple[str, ...] = ("gender",)
 
@@ -53,7 +53,7 @@ class CurationConfig:
 
 @dataclass
 class CurationResult:
-    """Everything a curation run produced; :mod:`curation.export` writes it."""
+    """Everything a curation run produced; :mod:`stereoset_eval.curation.export` writes it."""
 
     items: list[Item]
     pairs: list[Item]
@@ -145,7 +145,7 @@ def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
 
 def curate_files(inputs: Sequence[tuple[str, str | Path]], *, config: CurationConfig | None = None) -> CurationResult:
     """Load each ``(benchmark, path)`` with the loader registry and curate them together."""
-    from curation.loaders.registry import load_items
+    from stereoset_eval.curation.loaders.registry import load_items
 
     items: list[Item] = []
     described = []

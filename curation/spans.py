@@ -1,6 +1,6 @@
 """Where the two sentences of a pair differ, and what kind of word each difference is.
 
-The pair's word tokens (:func:`curation.text.word_positions`, compared lower-cased) are
+The pair's word tokens (:func:`stereoset_eval.curation.text.word_positions`, compared lower-cased) are
 aligned with ``difflib.SequenceMatcher`` (``autojunk=False``); every non-equal block is a
 :class:`Span` of one kind:
 
@@ -23,10 +23,10 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from curation.items import Item
-from curation.lexicon import GENDER_OF, name_gender
-from curation.lexicon.group_terms import other_group_category
-from curation.text import SENTENCE_END, is_word, split_clitic, tokenize
+from stereoset_eval.foundation.items import Item
+from stereoset_eval.curation.lexicon import GENDER_OF, name_gender
+from stereoset_eval.curation.lexicon.group_terms import other_group_category
+from stereoset_eval.curation.text import SENTENCE_END, is_word, split_clitic, tokenize
 
 SPAN_KINDS: tuple[str, ...] = ("group", "mixed", "attribute", "other_group", "mismatch", "variant")
 

@@ -7,7 +7,7 @@ Definitions (stated in every dataset card):
   over sentences; "original" = both sentences of every in-scope source pair (StereoSet: the
   stereotype and anti-stereotype options), "curated" = both sentences of every curated pair.
 * **Jaccard** between a curated sentence and the source sentence it was made from: word
-  sets of :func:`curation.text.words` (lower-cased word tokens, punctuation dropped),
+  sets of :func:`stereoset_eval.curation.text.words` (lower-cased word tokens, punctuation dropped),
   ``|A ∩ B| / |A ∪ B|``; averaged over edited sentences and over all curated sentences
   (unedited ones count 1.0). The seed paper reports 83.45% without saying which.
 * **counts**: source pairs → removed / review / kept; kept → curated instances, of which
@@ -23,12 +23,12 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from curation.atomic import atomic_path
-from curation.gender_swap import original_text
-from curation.items import Item
-from curation.normalise import Decision
-from curation.pairs import INSTANCE_SEPARATOR, origin_source
-from curation.text import jaccard, whitespace_words
+from stereoset_eval.foundation.atomic import atomic_path
+from stereoset_eval.curation.gender_swap import original_text
+from stereoset_eval.foundation.items import Item
+from stereoset_eval.curation.normalise import Decision
+from stereoset_eval.curation.pairs import INSTANCE_SEPARATOR, origin_source
+from stereoset_eval.curation.text import jaccard, whitespace_words
 
 NEEDS_ANNOTATION_LABEL = "needs annotation"
 

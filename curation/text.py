@@ -4,7 +4,7 @@ Three tokenisations, each with one job:
 
 * :func:`tokenize` — lossless: words (letters/digits/underscore, with inner apostrophes as
   in ``ma'am``, ``he'd``, ``mother's``), runs of whitespace, and single punctuation marks.
-  ``"".join(tokenize(t)) == t`` always holds, so an :class:`~curation.items.Edit` index
+  ``"".join(tokenize(t)) == t`` always holds, so an :class:`~stereoset_eval.foundation.items.Edit` index
   into this list can be applied and reverted exactly.
 * :func:`word_positions` — the word tokens of :func:`tokenize` with their indices
   (punctuation and whitespace dropped); pair diffs and lexicon look-ups use these.

@@ -3,16 +3,16 @@
 Layout (one job per module; torch is imported lazily, so ``import scoring`` and the method
 registry work without it):
 
-* :mod:`scoring.api` — :func:`score_items`, the one entry point (items in, :class:`ScoreSet` out).
-* :mod:`scoring.methods` — the registry ``METHODS`` of named scoring methods; each method turns
-  items into :class:`~scoring.requests.Request` objects and gathered log-probabilities back
+* :mod:`stereoset_eval.scoring.api` — :func:`score_items`, the one entry point (items in, :class:`ScoreSet` out).
+* :mod:`stereoset_eval.scoring.methods` — the registry ``METHODS`` of named scoring methods; each method turns
+  items into :class:`~stereoset_eval.scoring.requests.Request` objects and gathered log-probabilities back
   into its documented number.
-* :mod:`scoring.backends` — loading pretrained models/tokenizers, device, dtype, fingerprints.
-* :mod:`scoring.scorers` — batched forward passes (masked LM, causal LM, NSP head).
-* :mod:`scoring.requests` / :mod:`scoring.engine` — deduplication, length bucketing under a
+* :mod:`stereoset_eval.scoring.backends` — loading pretrained models/tokenizers, device, dtype, fingerprints.
+* :mod:`stereoset_eval.scoring.scorers` — batched forward passes (masked LM, causal LM, NSP head).
+* :mod:`stereoset_eval.scoring.requests` / :mod:`stereoset_eval.scoring.engine` — deduplication, length bucketing under a
   token budget, cache-aware execution.
-* :mod:`scoring.cache` — the SQLite result cache (WAL, one commit per batch).
-* :mod:`scoring.export` — score files, provenance and StereoSet predictions files.
+* :mod:`stereoset_eval.scoring.cache` — the SQLite result cache (WAL, one commit per batch).
+* :mod:`stereoset_eval.scoring.export` — score files, provenance and StereoSet predictions files.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ __all__ = ["score_items", "ScoreSet", "SentenceScore", "METHODS"]
 
 def __getattr__(name: str) -> Any:  # lazy: keep `import scoring` cheap and torch-free
     if name == "score_items":
-        from scoring.api import score_items
+        from stereoset_eval.scoring.api import score_items
 
         return score_items
     if name in ("ScoreSet", "SentenceScore"):
-        from scoring import records
+        from stereoset_eval.scoring import records
 
         return getattr(records, name)
     if name == "METHODS":
-        from scoring.methods import METHODS
+        from stereoset_eval.scoring.methods import METHODS
 
         return METHODS
     raise AttributeError(f"module 'scoring' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""``score_items``: benchmark items in, a :class:`~scoring.records.ScoreSet` out.
+"""``score_items``: benchmark items in, a :class:`~stereoset_eval.scoring.records.ScoreSet` out.
 
 Ties the parts together: validate the method and its options, check every item can be scored
 by it, load the model, resolve ``auto`` options from the tokenizer, build units and requests,
@@ -16,13 +16,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from curation import __version__
-from curation.items import Item
-from scoring.cache import ScoreCache, cache_key, default_cache_dir
-from scoring.methods import get_method
-from scoring.methods.base import Method, Prepared, UnitSpec
-from scoring.records import ScoreSet, ScoringError, SentenceScore
-from scoring.requests import batch_overhead_tokens
+from stereoset_eval import __version__
+from stereoset_eval.foundation.items import Item
+from stereoset_eval.scoring.cache import ScoreCache, cache_key, default_cache_dir
+from stereoset_eval.scoring.methods import get_method
+from stereoset_eval.scoring.methods.base import Method, Prepared, UnitSpec
+from stereoset_eval.scoring.records import ScoreSet, ScoringError, SentenceScore
+from stereoset_eval.scoring.requests import batch_overhead_tokens
 
 DEFAULT_BATCH_TOKENS = 8192
 LAST_LAYER_CHOICES = ("scored", "all")
@@ -49,7 +49,7 @@ def score_items(
         items: items the method accepts (e.g. StereoSet intrasentence items for
             ``stereoset-mlm``, pair items for ``crows-nangia``); any other item is an error.
         model: hub id or local folder of a pretrained model.
-        method: a name in :data:`scoring.methods.METHODS`.
+        method: a name in :data:`stereoset_eval.scoring.methods.METHODS`.
         options: the method's options (see its module); defaults are the faithful ones.
         device: ``auto``, ``cpu``, ``cuda`` or ``cuda:N``.
         dtype: ``fp32`` (default), ``bf16`` or ``fp16`` (CUDA only).
@@ -86,15 +86,15 @@ def score_items(
         raise ScoringError(f"batch_tokens must be a positive integer, got {batch_tokens!r}")
     if last_layer not in LAST_LAYER_CHOICES:
         raise ScoringError(f"last_layer must be one of {', '.join(LAST_LAYER_CHOICES)}, got {last_layer!r}")
-    from scoring.backends import load_backend
-    from scoring.scorers import Scorer
+    from stereoset_eval.scoring.backends import load_backend
+    from stereoset_eval.scoring.scorers import Scorer
 
     cache = ScoreCache(cache_dir) if use_cache else None
     try:
         backend = load_backend(model, kind=spec.model_kind, device=device, dtype=dtype, revision=revision, memo=cache)
         resolved = spec.resolve(backend.tokenizer, given)
         units = spec.units(items, resolved)
-        from scoring.backends import quiet_transformers
+        from stereoset_eval.scoring.backends import quiet_transformers
 
         with quiet_transformers():  # its "sequence longer than ..." warning: _check_lengths says it better
             prepared = [spec.prepare(u, backend.tokenizer, resolved) for u in units]
@@ -104,18 +104,18 @@ def score_items(
         keys = [cache_key(identity, spec.name, spec.version, key_options, u.inputs) for u in units]
         cached = cache.get_many(keys) if cache is not None else {}
 
-        from scoring.memory import release_free_memory, tune_allocator
+        from stereoset_eval.scoring.memory import release_free_memory, tune_allocator
 
         def commit(fresh: dict[str, Any]) -> None:
             if cache is not None:
                 cache.put_many(fresh, model=identity["model"], method=spec.name)
             release_free_memory()
 
-        from scoring.engine import execute
+        from stereoset_eval.scoring.engine import execute
 
         allocator = tune_allocator()  # bounded: host memory follows batch_tokens, not the dataset
 
-        from scoring.backends import exact_float32
+        from stereoset_eval.scoring.backends import exact_float32
 
         scorer = Scorer(backend, last_layer_at_scored=last_layer == "scored")
         with exact_float32(backend):  # fp32 means IEEE float32 on CUDA too (no TF32), as the references ran

@@ -12,7 +12,7 @@
   method needs (``base_model`` → hidden states → head), which a probe verifies against the full
   forward pass at load time; models where it differs (logit soft-capping …) use the full pass.
   For BERT-family masked LMs the last encoder layer, too, can run at those positions only
-  (:mod:`scoring.last_layer`, probe-verified the same way; ``score_items(last_layer=...)``).
+  (:mod:`stereoset_eval.scoring.last_layer`, probe-verified the same way; ``score_items(last_layer=...)``).
 
 Loaded backends are kept (the two most recent) so several methods can share one model.
 """
@@ -25,12 +25,12 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from scoring.fingerprint import HashMemo, fingerprint
-from scoring.last_layer import probe_last_layer
-from scoring.model_checks import check_model_source, read_config
-from scoring.methods.base import MODEL_KINDS
-from scoring.records import ScoringError
-from scoring.tokenization import TokenizerView
+from stereoset_eval.scoring.fingerprint import HashMemo, fingerprint
+from stereoset_eval.scoring.last_layer import probe_last_layer
+from stereoset_eval.scoring.model_checks import check_model_source, read_config
+from stereoset_eval.scoring.methods.base import MODEL_KINDS
+from stereoset_eval.scoring.records import ScoringError
+from stereoset_eval.scoring.tokenization import TokenizerView
 
 DTYPES: dict[str, str] = {
     "fp32": "float32", "float32": "float32", "bf16": "bfloat16", "bfloat16": "bfloat16",
@@ -49,11 +49,11 @@ class Backend:
         model_id: the id or folder it was loaded from.
         kind: ``masked``, ``causal`` or ``nsp``.
         model: the torch module (eval mode, on ``device``).
-        tokenizer: a :class:`~scoring.tokenization.TokenizerView`.
+        tokenizer: a :class:`~stereoset_eval.scoring.tokenization.TokenizerView`.
         device / dtype: where and in what precision it runs.
         base / head: the split model (None: use the full forward pass).
         hidden_at: ``(inputs, rows, positions) -> hidden states`` running the last encoder layer
-            at those positions only (:mod:`scoring.last_layer`); None where it does not apply.
+            at those positions only (:mod:`stereoset_eval.scoring.last_layer`); None where it does not apply.
         info: fingerprint and load report, for the provenance and the cache key.
     """
 

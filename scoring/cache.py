@@ -11,13 +11,15 @@ Default location: ``$STEREOSET_EVAL_CACHE`` or ``~/.cache/stereoset-eval/scores`
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 SCHEMA = 1
 FILENAME = "scores.sqlite3"
@@ -44,6 +46,17 @@ def cache_key(model_identity: Mapping[str, Any], method: str, method_version: in
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+@contextlib.contextmanager
+def _setup_lock(db_path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``<db>.lock`` while a connection sets the database up."""
+    fd = os.open(db_path.with_name(db_path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)  # a lock, not data
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 class ScoreCache:
     """A persistent key -> JSON store for unit results (and a memo of file hashes)."""
 
@@ -52,16 +65,19 @@ class ScoreCache:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / FILENAME
         self._db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        # Switching to WAL on a fresh file is refused at once ("database is locked", no busy wait)
+        # while another process does the same; one process at a time sets the file up.
+        with _setup_lock(self.path):
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, model TEXT, method TEXT,"
+                " value TEXT NOT NULL, created REAL NOT NULL)"
+            )
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS file_hashes (path TEXT, size INTEGER, mtime_ns INTEGER,"
+                " sha256 TEXT NOT NULL, PRIMARY KEY (path, size, mtime_ns))"
+            )
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a killed process keeps every commit
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, model TEXT, method TEXT,"
-            " value TEXT NOT NULL, created REAL NOT NULL)"
-        )
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS file_hashes (path TEXT, size INTEGER, mtime_ns INTEGER,"
-            " sha256 TEXT NOT NULL, PRIMARY KEY (path, size, mtime_ns))"
-        )
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
         """The cached values of those ``keys`` that are present."""

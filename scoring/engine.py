@@ -1,6 +1,6 @@
 """Cache-aware execution of a method's units: group, deduplicate, batch, reduce, commit.
 
-Units are grouped by :func:`~scoring.requests.plan_groups` (shortest first, about one token
+Units are grouped by :func:`~stereoset_eval.scoring.requests.plan_groups` (shortest first, about one token
 budget per group). For each group with uncached units: identical inputs are merged, cut into
 padded batches under the budget, run, reduced by the method, and committed to the cache in one
 transaction. Groups depend only on the units and the budget, never on what is cached, so an
@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Mapping, Sequence
 
-from scoring.methods.base import Method, Prepared, SentenceResult, UnitSpec
-from scoring.requests import BATCH_OVERHEAD_TOKENS, merge_requests, plan_batches, plan_groups
+from stereoset_eval.scoring.methods.base import Method, Prepared, SentenceResult, UnitSpec
+from stereoset_eval.scoring.requests import BATCH_OVERHEAD_TOKENS, merge_requests, plan_batches, plan_groups
 
 RunBatch = Callable[[Sequence[Any]], list[list[float]]]
 Commit = Callable[[dict[str, list[SentenceResult]]], None]
@@ -27,12 +27,12 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     """Results for every unit (cached or computed), in unit order.
 
     Args:
-        run_batch: runs one list of :class:`~scoring.requests.BatchRow` (a scorer's ``run``).
+        run_batch: runs one list of :class:`~stereoset_eval.scoring.requests.BatchRow` (a scorer's ``run``).
         cached: key -> cached unit results; these units are not recomputed.
         commit: called once per computed group with its key -> results.
         progress: show a tqdm bar counting sentences (with sentences/s).
         overhead_tokens: the fixed cost of a forward pass in tokens, for
-            :func:`~scoring.requests.plan_batches` (batch composition only: numbers move by
+            :func:`~stereoset_eval.scoring.requests.plan_batches` (batch composition only: numbers move by
             float32 noise at most).
     """
     results: list[list[SentenceResult] | None] = [cached.get(k) for k in keys]

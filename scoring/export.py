@@ -17,8 +17,8 @@ import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from curation.atomic import atomic_write_json, atomic_write_text
-from scoring.records import ScoreSet
+from stereoset_eval.foundation.atomic import atomic_write_json, atomic_write_text
+from stereoset_eval.scoring.records import ScoreSet
 
 CSV_COLUMNS: tuple[str, ...] = ("item_id", "sentence_id", "role", "method", "score", "n_tokens")
 

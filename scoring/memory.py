@@ -56,7 +56,7 @@ def requested_policy() -> str:
     aliases = {"1": "bounded", "": "bounded", "0": "off", "none": "off"}
     value = aliases.get(value, value)
     if value not in POLICIES:
-        from scoring.records import ScoringError
+        from stereoset_eval.scoring.records import ScoringError
 
         raise ScoringError(f"{ENV}={os.environ.get(ENV)!r}: expected one of {', '.join(POLICIES)} (or 0)")
     return value

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from scoring.fingerprint import TOKENIZER_FILES
-from scoring.records import ScoringError
+from stereoset_eval.scoring.fingerprint import TOKENIZER_FILES
+from stereoset_eval.scoring.records import ScoringError
 
 TOKENIZER_SETTINGS: tuple[str, ...] = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
 _KIND_WORDS = {"masked": "masked language model", "causal": "causal language model",
@@ -46,7 +46,7 @@ def read_config(model: str, revision: str | None = None) -> Any:
     """``model``'s transformers config (no weights loaded); a one-line ScoringError if it cannot be read."""
     from transformers import AutoConfig
 
-    from scoring.backends import _one_line, quiet_transformers
+    from stereoset_eval.scoring.backends import _one_line, quiet_transformers
 
     check_model_folder(model)
     try:
@@ -66,7 +66,7 @@ def check_model_source(model: str, kind: str, revision: str | None = None) -> No
     if kind == "nsp":
         _check_nsp_architecture(model, revision)
         return
-    from scoring.backends import model_kinds_available
+    from stereoset_eval.scoring.backends import model_kinds_available
 
     available = model_kinds_available(model, revision)
     if not available[kind]:

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from curation.errors import StereosetEvalError
+from stereoset_eval.foundation.errors import StereosetEvalError
 
 
 class ScoringError(StereosetEvalError, ValueError):
@@ -66,7 +66,7 @@ def _json_float(x: float) -> float | None:
 
 @dataclass
 class ScoreSet:
-    """The result of one :func:`scoring.score_items` call.
+    """The result of one :func:`stereoset_eval.scoring.score_items` call.
 
     Attributes:
         method: the method name.

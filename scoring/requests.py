@@ -131,7 +131,7 @@ def plan_batches(rows: Sequence[BatchRow], batch_tokens: int, *,
     when padding them is cheaper than one more forward pass. Filling batches greedily up to the
     budget instead padded short inputs to the longest in the batch: +40-80 % computed tokens on
     short, varied inputs (StereoSet contexts, a few CrowS sentences), measured by
-    ``benchmarks/`` against exact-length batches. A row longer than the budget gets a batch of
+    ``speed/`` against exact-length batches. A row longer than the budget gets a batch of
     its own (a batch always has one row).
 
     >>> rows = [BatchRow(tuple(range(n)), None, ()) for n in (5, 2, 3, 2)]

@@ -1,14 +1,14 @@
 """Batched forward passes: padded inputs in, gathered natural-log probabilities out.
 
 One interface for every model kind: :meth:`Scorer.run` takes deduplicated
-:class:`~scoring.requests.BatchRow` objects (right-padded into one batch with an attention
+:class:`~stereoset_eval.scoring.requests.BatchRow` objects (right-padded into one batch with an attention
 mask) and returns, per row, the log-probabilities of its ``(position, target)`` gathers:
 
 * masked / causal LMs: ``log_softmax(logits[position])[target]``, computed in float32 from
   the head applied to the gathered positions only (in chunks, so a 128k vocabulary never
   materialises a ``batch × length × vocab`` tensor) — or from the full forward pass for
   models whose head cannot be split; for BERT-family masked LMs the last encoder layer, too,
-  runs at the gathered positions only (:mod:`scoring.last_layer`) unless told otherwise;
+  runs at the gathered positions only (:mod:`stereoset_eval.scoring.last_layer`) unless told otherwise;
 * next-sentence heads: ``log_softmax(nsp_logits)[target]`` (position ignored).
 
 Everything runs under ``torch.inference_mode()``.
@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from scoring.backends import Backend
-from scoring.requests import BatchRow, gather_index, one_pair_per_row
+from stereoset_eval.scoring.backends import Backend
+from stereoset_eval.scoring.requests import BatchRow, gather_index, one_pair_per_row
 
 HEAD_CHUNK = 1024  # gathered positions per head application
 
 
 class Scorer:
-    """Runs batches for one :class:`~scoring.backends.Backend`.
+    """Runs batches for one :class:`~stereoset_eval.scoring.backends.Backend`.
 
     ``last_layer_at_scored``: use the backend's ``hidden_at`` (last layer at the scored
     positions only) where it has one (:meth:`Backend.states_at`); ``last_layer`` says which
@@ -35,7 +35,7 @@ class Scorer:
     def __init__(self, backend: Backend, *, last_layer_at_scored: bool = True) -> None:
         import torch
 
-        from scoring.last_layer import ALL_POSITIONS, SCORED_POSITIONS
+        from stereoset_eval.scoring.last_layer import ALL_POSITIONS, SCORED_POSITIONS
 
         self.torch = torch
         self.backend = backend

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from scoring.records import ScoringError
+from stereoset_eval.scoring.records import ScoringError
 
 # probe for lowercasing: words a cased vocabulary keeps cased and an uncased one folds
 _CASE_PROBE = "The Quick Brown Fox A I"

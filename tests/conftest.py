@@ -65,14 +65,14 @@ def golden_dir(shared_dir: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def stereoset_items(ids_csv: Path):
-    from curation.loaders.stereoset_table import load_stereoset_table
+    from stereoset_eval.curation.loaders.stereoset_table import load_stereoset_table
 
     return load_stereoset_table(ids_csv, split="dev")
 
 
 @pytest.fixture(scope="session")
 def crows_items(crows_csv: Path):
-    from curation.loaders.crows import load_crows_pairs
+    from stereoset_eval.curation.loaders.crows import load_crows_pairs
 
     return load_crows_pairs(crows_csv)
 

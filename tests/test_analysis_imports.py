@@ -6,18 +6,18 @@ import subprocess
 import sys
 
 MODULES = [
-    "analysis.stereoset_metrics",
-    "analysis.stereoset_micro",
-    "analysis.crows_metric",
-    "analysis.pair_metrics",
-    "analysis.correlation",
-    "analysis.bootstrap",
-    "analysis.predictions_io",
-    "analysis.provenance",
-    "analysis.report_build",
-    "analysis.report_writer",
-    "analysis.commands.report",
-    "analysis.commands.evaluate_predictions",
+    "stereoset_eval.analysis.stereoset_metrics",
+    "stereoset_eval.analysis.stereoset_micro",
+    "stereoset_eval.analysis.crows_metric",
+    "stereoset_eval.analysis.pair_metrics",
+    "stereoset_eval.analysis.correlation",
+    "stereoset_eval.analysis.bootstrap",
+    "stereoset_eval.analysis.predictions_io",
+    "stereoset_eval.foundation.provenance",
+    "stereoset_eval.analysis.report_build",
+    "stereoset_eval.analysis.report_writer",
+    "stereoset_eval.cli.commands.report",
+    "stereoset_eval.cli.commands.evaluate_predictions",
 ]
 
 

@@ -1,6 +1,6 @@
 """Atomic outputs: an interrupted write never leaves a half file where a good one was.
 
-* The helpers (``curation.atomic``): a writer failing midway (disk full) leaves the old file
+* The helpers (``stereoset_eval.foundation.atomic``): a writer failing midway (disk full) leaves the old file
   byte-identical and no temporary file behind; same for a directory; a process killed with
   SIGKILL while rewriting a file leaves the old or the new file, never a mix.
 * The toolkit's writers (score files, reports, curated CSV, figures) go through the helpers:
@@ -28,10 +28,10 @@ from pathlib import Path
 
 import pytest
 
-from curation import atomic
+from stereoset_eval.foundation import atomic
 
 REPO = Path(__file__).resolve().parent.parent
-SOURCE_DIRS = ("curation", "scoring", "analysis", "benchmarks", "data")
+SOURCE_DIRS = ("stereoset_eval", "foundation", "curation", "scoring", "analysis", "study", "cli", "speed", "data")
 
 
 def _disk_full_after_half(monkeypatch) -> None:
@@ -99,7 +99,7 @@ def test_outputs_get_normal_permissions(tmp_path: Path):
 
 _KILLED_WRITER = textwrap.dedent("""
     import sys
-    from curation.atomic import atomic_write_bytes
+    from stereoset_eval.foundation.atomic import atomic_write_bytes
     dest, n = sys.argv[1], int(sys.argv[2])
     i = 0
     while True:
@@ -131,7 +131,7 @@ def test_sigkill_during_rewrites_leaves_a_whole_file(tmp_path: Path):
 
 
 def _score_set():
-    from scoring.records import ScoreSet, SentenceScore
+    from stereoset_eval.scoring.records import ScoreSet, SentenceScore
 
     recs = [SentenceScore("crows:0", f"crows:0:{r}", f"sent_{r}", -10.5 - i, 4, (1, 2, 3, 4), (-1.0, -2.0, -3.0, -4.5))
             for i, r in enumerate(("more", "less"))]
@@ -139,7 +139,7 @@ def _score_set():
 
 
 def test_score_outputs_survive_a_failed_rewrite(tmp_path: Path, monkeypatch):
-    from scoring.export import write_outputs
+    from stereoset_eval.scoring.export import write_outputs
 
     write_outputs(tmp_path, [_score_set()], {"run": 1})
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
@@ -151,7 +151,7 @@ def test_score_outputs_survive_a_failed_rewrite(tmp_path: Path, monkeypatch):
 
 
 def test_report_files_survive_a_failed_rewrite(tmp_path: Path, monkeypatch):
-    from analysis import report_writer
+    from stereoset_eval.analysis import report_writer
 
     for render in ("report_to_json", "render_markdown", "render_html"):
         monkeypatch.setattr(report_writer, render, lambda report: "new line\n" * 10_000)
@@ -168,7 +168,7 @@ def test_report_files_survive_a_failed_rewrite(tmp_path: Path, monkeypatch):
 def test_curated_csv_survives_a_failed_pandas_write(tmp_path: Path, monkeypatch):
     import pandas as pd
 
-    from curation.export import write_csv
+    from stereoset_eval.curation.export import write_csv
 
     dest = tmp_path / "pairs.csv"
     write_csv(pd.DataFrame({"a": [1, 2]}), dest)
@@ -193,7 +193,7 @@ WRITER_FUNCTIONS = {("json", "dump"), ("pickle", "dump"), ("np", "save"), ("nump
                     ("shutil", "copy"), ("shutil", "copyfile"), ("shutil", "copy2")}
 WRITE_MODES = ("w", "a", "x", "+")
 MODULES_WITH_OPEN = ("io", "os", "gzip", "bz2", "lzma", "codecs", "tarfile", "zipfile", "builtins")
-ALLOWED_FILES = {"curation/atomic.py"}  # the helpers themselves
+ALLOWED_FILES = {"foundation/atomic.py"}  # the helpers themselves
 # os.fdopen is not audited: it wraps a descriptor that exists already (a pipe, or mkstemp's file
 # in atomic_download, which renames it into place)
 
@@ -276,7 +276,7 @@ def test_audit_finds_a_straggler(tmp_path: Path):
     (tmp_path / "curation").mkdir()
     (tmp_path / "curation" / "bad.py").write_text(textwrap.dedent("""
         import io, json
-        from curation.atomic import atomic_path
+        from stereoset_eval.foundation.atomic import atomic_path
         def good(df, dest, fig, obj):
             buf = io.BytesIO()
             fig.savefig(buf)
@@ -310,7 +310,7 @@ def test_every_file_write_goes_through_the_atomic_helpers():
 
 _CACHE_WRITER = textwrap.dedent("""
     import sys
-    from scoring.cache import ScoreCache
+    from stereoset_eval.scoring.cache import ScoreCache
     cache = ScoreCache(sys.argv[1])
     for batch in range(int(sys.argv[2])):
         # one batch = 50 units whose values all carry the batch number
@@ -320,7 +320,7 @@ _CACHE_WRITER = textwrap.dedent("""
 
 
 def test_cache_reader_sees_only_whole_batches_while_a_writer_commits(tmp_path: Path):
-    from scoring.cache import ScoreCache
+    from stereoset_eval.scoring.cache import ScoreCache
 
     n_batches = 200
     ScoreCache(tmp_path).close()  # create the database (WAL) first

@@ -12,7 +12,7 @@ under ``tmp_path`` and calls the toolkit; its expectation is either
 * ``Outcome(check)``: no error, and ``check(result)`` verifies the explicit flag (or the
   transparent handling, for a BOM or Windows line endings).
 
-A few cases also run through the CLI (``analysis.cli.main``): exit status 2, exactly one
+A few cases also run through the CLI (``stereoset_eval.cli.main.main``): exit status 2, exactly one
 ``error:`` line on stderr, no traceback. ``python tests/test_bad_inputs.py`` prints every
 case with the one line the user sees (the table of the closing note).
 """
@@ -33,13 +33,13 @@ from typing import Any, Callable
 
 import pytest
 
-from analysis.errors import EmptyScopeError, MissingScoresError
-from curation.errors import DataFormatError, StereosetEvalError, UnknownNameError
+from stereoset_eval.analysis.errors import EmptyScopeError, MissingScoresError
+from stereoset_eval.foundation.errors import DataFormatError, StereosetEvalError, UnknownNameError
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("STEREOSET_EVAL_SHARED") or REPO.parent / "shared")
 MODELS = SHARED / "fixtures" / "models"
-OUR_PACKAGES = ("curation", "scoring", "analysis", "data")
+OUR_PACKAGES = ("stereoset_eval",)
 
 # ------------------------------------------------------------------ expectations
 
@@ -110,31 +110,31 @@ def write(tmp: Path, name: str, content: str | bytes) -> Path:
 
 
 def load_table(name: str, content: str | bytes) -> Callable[[Path], Any]:
-    from curation.loaders.stereoset_table import load_stereoset_table
+    from stereoset_eval.curation.loaders.stereoset_table import load_stereoset_table
 
     return lambda tmp: load_stereoset_table(write(tmp, name, content))
 
 
 def load_json(content: str | bytes) -> Callable[[Path], Any]:
-    from curation.loaders.stereoset_json import load_stereoset_json
+    from stereoset_eval.curation.loaders.stereoset_json import load_stereoset_json
 
     return lambda tmp: load_stereoset_json(write(tmp, "dev.json", content))
 
 
 def load_jsonl(content: str) -> Callable[[Path], Any]:
-    from curation.loaders.stereoset_jsonl import load_stereoset_jsonl
+    from stereoset_eval.curation.loaders.stereoset_jsonl import load_stereoset_jsonl
 
     return lambda tmp: load_stereoset_jsonl(write(tmp, "dev.jsonl", content))
 
 
 def load_crows(content: str | bytes) -> Callable[[Path], Any]:
-    from curation.loaders.crows import load_crows_pairs
+    from stereoset_eval.curation.loaders.crows import load_crows_pairs
 
     return lambda tmp: load_crows_pairs(write(tmp, "crows.csv", content))
 
 
 def load_registry(benchmark: str, name: str, content: str) -> Callable[[Path], Any]:
-    from curation.loaders.registry import load_items
+    from stereoset_eval.curation.loaders.registry import load_items
 
     return lambda tmp: load_items(benchmark, write(tmp, name, content))
 
@@ -254,14 +254,14 @@ LOADER_CASES = [
 
 
 def gold_items(tmp: Path):
-    from curation.loaders.stereoset_table import load_stereoset_table
+    from stereoset_eval.curation.loaders.stereoset_table import load_stereoset_table
 
     return load_stereoset_table(write(tmp, "gold.csv", table(*ROWS)))
 
 
 def predictions(entries: list[dict] | str) -> Callable[[Path], Any]:
     """Read a predictions file and check it against the gold file (what every command does)."""
-    from analysis.predictions_io import check_coverage, read_scores
+    from stereoset_eval.analysis.predictions_io import check_coverage, read_scores
 
     def run(tmp: Path):
         text = entries if isinstance(entries, str) else json.dumps({"intrasentence": entries})
@@ -273,20 +273,20 @@ def predictions(entries: list[dict] | str) -> Callable[[Path], Any]:
 
 
 def scores_csv(text: str) -> Callable[[Path], Any]:
-    from analysis.predictions_io import read_scores
+    from stereoset_eval.analysis.predictions_io import read_scores
 
     return lambda tmp: read_scores(write(tmp, "scores.csv", text))
 
 
 def metric_with(scores: dict[str, float]) -> Callable[[Path], Any]:
-    from analysis.stereoset_metrics import evaluate_stereoset
+    from stereoset_eval.analysis.stereoset_metrics import evaluate_stereoset
 
     return lambda tmp: evaluate_stereoset(gold_items(tmp), scores)
 
 
 def report_task_filter(tmp: Path):
     """``report --task intersentence`` on a file with only intrasentence items: nothing left."""
-    from analysis.cli import main
+    from stereoset_eval.cli.main import main
 
     write(tmp, "gold.csv", table(*ROWS))
     write(tmp, "preds.json", json.dumps({"intrasentence": [{"id": f"s{i}", "score": 0.1 * i} for i in (1, 2, 3)]}))
@@ -296,7 +296,7 @@ def report_task_filter(tmp: Path):
 
 def _cli_raise(argv: list[str]):
     """Run a command's ``func`` directly so the raised exception itself can be inspected."""
-    from analysis.cli import build_parser
+    from stereoset_eval.cli.main import build_parser
 
     args = build_parser().parse_args(argv)
     return args.func(args)
@@ -356,7 +356,7 @@ def ls_annotation(ann_id: int, who: str, *, decision: str | None = "keep", cance
 
 
 def parse_ls(tasks: list[dict] | str) -> Callable[[Path], Any]:
-    from curation.labelstudio.annotations import load_export, parse_export
+    from stereoset_eval.curation.labelstudio.annotations import load_export, parse_export
 
     def run(tmp: Path):
         path = write(tmp, "export.json", tasks if isinstance(tasks, str) else json.dumps(tasks))
@@ -414,7 +414,7 @@ WRONG_KEY = "wrong-key-0123456789abcdef"
 
 
 def ls_wrong_key(tmp: Path):
-    from curation.labelstudio.server import connect
+    from stereoset_eval.curation.labelstudio.server import connect
 
     url, stop = serve_401()
     try:
@@ -424,19 +424,19 @@ def ls_wrong_key(tmp: Path):
 
 
 def ls_unreachable(tmp: Path):
-    from curation.labelstudio.server import connect
+    from stereoset_eval.curation.labelstudio.server import connect
 
     return connect(closed_port_url(), WRONG_KEY, timeout=5)
 
 
 def ls_no_key(tmp: Path):
-    from curation.labelstudio.server import connect
+    from stereoset_eval.curation.labelstudio.server import connect
 
     return connect("http://127.0.0.1:9", None)
 
 
 def _ls_errors():
-    from curation.labelstudio.server import LabelStudioAuthError, LabelStudioUnreachableError
+    from stereoset_eval.curation.labelstudio.server import LabelStudioAuthError, LabelStudioUnreachableError
 
     return LabelStudioAuthError, LabelStudioUnreachableError
 
@@ -479,13 +479,13 @@ ANNOTATION_CASES = [
 
 
 def crows_items(tmp: Path, rows: list[str] = CROWS_ROWS):
-    from curation.loaders.crows import load_crows_pairs
+    from stereoset_eval.curation.loaders.crows import load_crows_pairs
 
     return load_crows_pairs(write(tmp, "crows.csv", table(*rows, header=CROWS_HEADER)))
 
 
 def stereoset_items(tmp: Path):
-    from curation.loaders.stereoset_table import load_stereoset_table
+    from stereoset_eval.curation.loaders.stereoset_table import load_stereoset_table
 
     return load_stereoset_table(write(tmp, "t.csv", table(*ROWS)))
 
@@ -507,7 +507,7 @@ def model_copy(tmp: Path, name: str, *, drop: tuple[str, ...] = (), no_mask: boo
 
 def score(items: Callable[[Path], Any], model: str | Callable[[Path], str], method: str,
           **kwargs: Any) -> Callable[[Path], Any]:
-    from scoring.api import score_items
+    from stereoset_eval.scoring.api import score_items
 
     def run(tmp: Path):
         m = model(tmp) if callable(model) else str(MODELS / model) if "/" not in model else model
@@ -517,7 +517,7 @@ def score(items: Callable[[Path], Any], model: str | Callable[[Path], str], meth
 
 
 def inter_items(tmp: Path):
-    from curation.loaders.stereoset_table import load_stereoset_table
+    from stereoset_eval.curation.loaders.stereoset_table import load_stereoset_table
 
     rows = [r.replace("intrasentence", "intersentence").replace("The mother is BLANK.", "My mother came home.")
             for r in ROWS]
@@ -674,7 +674,7 @@ def _score_argv(tmp: Path, model: str, *extra: str, long: bool = False) -> list[
 
 @pytest.mark.parametrize("case", CLI_CASES, ids=[c[0] for c in CLI_CASES])
 def test_cli_prints_one_error_line(case, tmp_path: Path, capsys) -> None:
-    from analysis.cli import main
+    from stereoset_eval.cli.main import main
 
     name, argv, names = case
     if name.startswith("score-") and not MODELS.is_dir():

@@ -1,4 +1,4 @@
-"""Smoke run of the speed benchmark (``benchmarks/``): every implementation on the fixture models.
+"""Smoke run of the speed benchmark (``speed/``): every implementation on the fixture models.
 
 A few sentences, one timed run, in-process: checks the machinery (the JSON document's shape,
 the Markdown tables) and — the part that matters — that every implementation computes the same
@@ -16,12 +16,12 @@ import pytest
 
 pytest.importorskip("torch")
 
-from benchmarks import inputs, report, specs  # noqa: E402
-from benchmarks.impls import reference_loop  # noqa: E402
-from benchmarks.cell import CellSpec, InlineWorker, ProcessWorker  # noqa: E402
-from benchmarks.impls.minicons_pll import unavailable as minicons_unavailable  # noqa: E402
-from benchmarks.models import model_path  # noqa: E402
-from benchmarks.run import main  # noqa: E402
+from speed import inputs, report, specs  # noqa: E402
+from speed.impls import reference_loop  # noqa: E402
+from speed.cell import CellSpec, InlineWorker, ProcessWorker  # noqa: E402
+from speed.impls.minicons_pll import unavailable as minicons_unavailable  # noqa: E402
+from speed.models import model_path  # noqa: E402
+from speed.run import main  # noqa: E402
 
 MODELS = ("tiny-bert", "tiny-gpt2")
 IMPL_FIELDS = {"wall_s_median", "wall_s_runs", "cpu_s_median", "cpu_s_runs", "sentences_per_s", "tokens_per_s",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.bootstrap import (
+from stereoset_eval.analysis.bootstrap import (
     BootstrapConfig,
     balanced_ss_with_ci,
     crows_with_ci,
@@ -13,8 +13,8 @@ from analysis.bootstrap import (
     resample_within_strata,
     stereoset_with_ci,
 )
-from analysis.stereoset_metrics import evaluate_stereoset
-from analysis.toy_items import pair_item, pair_scores, stereoset_item, stereoset_scores
+from stereoset_eval.analysis.stereoset_metrics import evaluate_stereoset
+from stereoset_eval.analysis.toy_items import pair_item, pair_scores, stereoset_item, stereoset_scores
 
 CFG = BootstrapConfig(n_resamples=300, seed=11, level=0.9)
 

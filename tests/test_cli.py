@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from analysis.cli import build_parser, main
+from stereoset_eval.cli.main import build_parser, main
 
 
 def subcommands() -> list[str]:
@@ -29,7 +29,7 @@ def test_every_subcommand_has_help(command, capsys):
 
 
 def test_console_script_runs():
-    out = subprocess.run([sys.executable, "-m", "analysis.cli", "--version"], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "stereoset_eval.cli.main", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("stereoset-eval ")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.correlation import (
+from stereoset_eval.analysis.correlation import (
     CorrelationInputError,
     balance_table,
     benchmark_correlation,

@@ -6,7 +6,7 @@ So after a SIGKILL the cache holds exactly the first *j* groups, and the rerun o
 command reads them (cache hits) and computes the rest — the work lost is the one group that
 was in flight — and writes outputs byte-identical to an uninterrupted run.
 
-The test runs ``python -m analysis.cli score`` three times on 40 real CrowS-Pairs rows with
+The test runs ``python -m stereoset_eval.cli.main score`` three times on 40 real CrowS-Pairs rows with
 the fixture ``tiny-bert``: once uninterrupted (reference), once killed with SIGKILL as soon
 as the cache (polled read-only) holds a third of the units, and once more to resume. The
 numbers are printed (run pytest with ``-s`` to see them) for the closing note.
@@ -42,7 +42,7 @@ def small_crows(crows_csv: Path, dest: Path, n: int = N_PAIRS) -> Path:
 
 
 def score_cmd(data: Path, model: Path, out: Path, cache: Path) -> list[str]:
-    return [sys.executable, "-m", "analysis.cli", "score", "--benchmark", "crows-pairs", "--data", str(data),
+    return [sys.executable, "-m", "stereoset_eval.cli.main", "score", "--benchmark", "crows-pairs", "--data", str(data),
             "--model", str(model), "--output", str(out), "--cache-dir", str(cache),
             "--batch-tokens", str(BATCH_TOKENS), "--device", "cpu", "--no-progress"]
 
@@ -103,10 +103,10 @@ def kill_after(cmd: list[str], cache: Path, threshold: int) -> tuple[int, float]
 
 def commit_groups(data: Path, model: Path) -> list[int]:
     """Units per commit group, in the order the engine runs them (same plan as the CLI run)."""
-    from curation.loaders.crows import load_crows_pairs
-    from scoring.backends import load_backend
-    from scoring.methods import get_method
-    from scoring.requests import plan_groups
+    from stereoset_eval.curation.loaders.crows import load_crows_pairs
+    from stereoset_eval.scoring.backends import load_backend
+    from stereoset_eval.scoring.methods import get_method
+    from stereoset_eval.scoring.requests import plan_groups
 
     spec = get_method("crows-nangia")
     backend = load_backend(str(model), kind=spec.model_kind, device="cpu")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.crows_metric import crows_metric, pair_outcomes
-from analysis.errors import EmptyScopeError, ItemShapeError, MissingScoresError
-from analysis.toy_items import pair_item, pair_scores, stereoset_item
+from stereoset_eval.analysis.crows_metric import crows_metric, pair_outcomes
+from stereoset_eval.analysis.errors import EmptyScopeError, ItemShapeError, MissingScoresError
+from stereoset_eval.analysis.toy_items import pair_item, pair_scores, stereoset_item
 from conftest import load_golden
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from curation.dimensions import (
+from stereoset_eval.curation.dimensions import (
     DEFAULT_PRIORITY, DIMENSIONS, NEEDS_ANNOTATION, DimensionTag, apply_human_tags, decide, stems,
     suggest_dimension, tag_items, tag_of,
 )
-from curation.errors import StereosetEvalError, UnknownNameError
-from curation.items import Item, Provenance, Sentence
+from stereoset_eval.foundation.errors import StereosetEvalError, UnknownNameError
+from stereoset_eval.foundation.items import Item, Provenance, Sentence
 
 
 def pair(more: str, less: str = "x", item_id: str = "p") -> Item:

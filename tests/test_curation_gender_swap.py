@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from curation.gender_swap import (
+from stereoset_eval.curation.gender_swap import (
     apply_edits, original_text, resolve_her, revert_edits, swap_gender, swap_item,
 )
-from curation.items import Item, Provenance, Sentence
-from curation.text import tokenize
+from stereoset_eval.foundation.items import Item, Provenance, Sentence
+from stereoset_eval.curation.text import tokenize
 
 SWAPS = [
     # pronouns, reflexives, possessives

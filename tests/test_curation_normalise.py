@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from curation.gender_swap import original_text
-from curation.items import Item, Provenance, Sentence
-from curation.normalise import normalise_pair
-from curation.pairs import harmonise, origin_of
-from curation.pipeline import curate_items
-from curation.rules import run_rules
-from curation.spans import analyse_pair
+from stereoset_eval.curation.gender_swap import original_text
+from stereoset_eval.foundation.items import Item, Provenance, Sentence
+from stereoset_eval.curation.normalise import normalise_pair
+from stereoset_eval.curation.pairs import harmonise, origin_of
+from stereoset_eval.curation.pipeline import curate_items
+from stereoset_eval.curation.rules import run_rules
+from stereoset_eval.curation.spans import analyse_pair
 
 
 def decide(item: Item) -> dict[str, object]:

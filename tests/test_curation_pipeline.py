@@ -11,9 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.cli import main
-from curation.export import BMNE_COLUMNS, pairs_frame
-from curation.pairs_io import load_pairs
+from stereoset_eval.cli.main import main
+from stereoset_eval.curation.export import BMNE_COLUMNS, pairs_frame
+from stereoset_eval.curation.loaders.pairs_csv import load_pairs
 
 FILES = ("README.md", "pairs.csv", "pairs.parquet", "rules_summary.csv", "rules_summary_curated.csv",
          "removed.csv", "provenance.json", "statistics/lengths.csv", "statistics/jaccard.csv",
@@ -71,7 +71,7 @@ def test_rule_table_and_card(out_dir: Path) -> None:
 
 
 def test_pairs_round_trip(out_dir: Path, ids_csv: Path, crows_csv: Path) -> None:
-    from curation.loaders.registry import detect_format, load_items
+    from stereoset_eval.curation.loaders.registry import detect_format, load_items
 
     items = load_pairs(out_dir / "pairs.csv")
     assert detect_format(out_dir / "pairs.csv") == "pairs-csv"
@@ -82,8 +82,8 @@ def test_pairs_round_trip(out_dir: Path, ids_csv: Path, crows_csv: Path) -> None
     same = [c for c in original.columns if not c.startswith("source_")]
     pd.testing.assert_frame_equal(frame[same], original[same])
     assert items[0].provenance.format == "pairs-csv" and items[0].provenance.note.startswith("curated from")
-    from curation.gender_swap import original_text
-    from curation.loaders.crows import load_crows_pairs
+    from stereoset_eval.curation.gender_swap import original_text
+    from stereoset_eval.curation.loaders.crows import load_crows_pairs
 
     crows = {it.id: it for it in load_crows_pairs(crows_csv)}
     for it in items:
@@ -105,7 +105,7 @@ def test_second_run_is_byte_identical(out_dir: Path, ids_csv: Path, crows_csv: P
     out2 = tmp_path / "v2"
     env = dict(os.environ, PYTHONHASHSEED="12345", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     # only the curate command is registered: the other commands' imports are not needed here
-    code = ("import argparse, sys; from analysis.commands import curate; p = argparse.ArgumentParser(); "
+    code = ("import argparse, sys; from stereoset_eval.cli.commands import curate; p = argparse.ArgumentParser(); "
             "curate.register(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))")
     subprocess.run([sys.executable, "-c", code, *cli_args(ids_csv, crows_csv, out2)], check=True, env=env,
                    capture_output=True)
@@ -126,7 +126,7 @@ def test_cli_errors_are_one_line(capsys, tmp_path: Path, crows_csv: Path) -> Non
 
 
 def test_load_pairs_reports_bad_rows(tmp_path: Path) -> None:
-    from curation.errors import DataFormatError
+    from stereoset_eval.foundation.errors import DataFormatError
 
     bad = tmp_path / "bad.csv"
     bad.write_text("sent_more,sent_less,stereo_antistereo,bias_type,category,source_id\n"

@@ -6,12 +6,12 @@ import dataclasses
 
 import pytest
 
-from curation.items import Flag, Item, Provenance, Sentence
-from curation.pairs import harmonise, harmonise_all
-from curation.rules import (
+from stereoset_eval.foundation.items import Flag, Item, Provenance, Sentence
+from stereoset_eval.curation.pairs import harmonise, harmonise_all
+from stereoset_eval.curation.rules import (
     JUDGEMENT_PITFALLS, RULES, DuplicateRuleError, Rule, RuleConfig, rule, rule_summary, run_rules,
 )
-from curation.rules.text_rules import gender_inconsistencies
+from stereoset_eval.curation.rules.text_rules import gender_inconsistencies
 
 # StereoSet dev example ids (prefixes) used below
 SS = {
@@ -85,7 +85,7 @@ def test_flags_carry_evidence(pairs) -> None:
 
 
 def test_identical_pair_and_unknown_label(crows_items, crows_revised) -> None:
-    from curation.loaders.crows import load_crows_pairs
+    from stereoset_eval.curation.loaders.crows import load_crows_pairs
 
     base = harmonise(next(it for it in crows_items if it.id == "crows:2"))
     same = base.replace(sentences=(base.sentence("sent_more"),

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from curation.pipeline import curate_files
-from curation.stats import length_stats
+from stereoset_eval.curation.pipeline import curate_files
+from stereoset_eval.curation.stats import length_stats
 
 FIXTURE = Path(__file__).parent / "fixtures" / "curation_small_crows.csv"
 

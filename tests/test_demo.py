@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.cli import main
+from stereoset_eval.cli.main import main
 from conftest import load_golden
 
 MODELS = ("tiny-bert", "tiny-roberta", "tiny-gpt2")
@@ -24,7 +24,7 @@ MODELS = ("tiny-bert", "tiny-roberta", "tiny-gpt2")
 
 def _cli(args: list[str], *, data_dir: Path) -> subprocess.CompletedProcess:
     script = shutil.which("stereoset-eval", path=str(Path(sys.executable).parent))
-    cmd = [script] if script else [sys.executable, "-m", "analysis.cli"]
+    cmd = [script] if script else [sys.executable, "-m", "stereoset_eval.cli.main"]
     env = {**os.environ, "STEREOSET_EVAL_DATA": str(data_dir), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     return subprocess.run(cmd + args, capture_output=True, text=True, env=env, timeout=900)
 

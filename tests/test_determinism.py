@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import float32_noise
 
-from analysis.cli import main
+from stereoset_eval.cli.main import main
 
 N_INTRA, N_INTER, N_CROWS = 8, 4, 12
 SMALL_BUDGET = 40  # padded tokens per batch: one or two inputs per batch, against hundreds at 8192
@@ -110,8 +110,8 @@ def _numbers(score_set) -> dict[str, list[float]]:
 ])
 def test_scores_do_not_depend_on_batch_size(model, method, benchmark, small_stereoset, small_crows, models_dir,
                                             monkeypatch):
-    from curation.loaders.registry import load_items
-    from scoring.api import score_items
+    from stereoset_eval.curation.loaders.registry import load_items
+    from stereoset_eval.scoring.api import score_items
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     items = load_items(benchmark, small_stereoset if benchmark == "stereoset" else small_crows)

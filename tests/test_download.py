@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from curation.download import entry, fetch, manifest, verify
-from curation.errors import ChecksumError, StereosetEvalError
-from curation.loaders._files import file_sha256, git_blob_sha1
+from stereoset_eval.curation.loaders.download import entry, fetch, manifest, verify
+from stereoset_eval.foundation.errors import ChecksumError, StereosetEvalError
+from stereoset_eval.foundation.files import file_sha256, git_blob_sha1
 
 
 def test_manifest_entries_complete():
@@ -37,7 +37,7 @@ def test_missing_file_without_download(tmp_path):
 
 
 def test_download_failure_is_clear(tmp_path, monkeypatch):
-    import curation.download as dl
+    import stereoset_eval.curation.loaders.download as dl
 
     def refuse(url, dest, timeout=60.0):
         raise OSError("network unreachable")
@@ -49,7 +49,7 @@ def test_download_failure_is_clear(tmp_path, monkeypatch):
 
 
 def test_atomic_download_from_file_url(tmp_path, crows_csv):
-    from curation.download import atomic_download
+    from stereoset_eval.curation.loaders.download import atomic_download
 
     dest = tmp_path / "x" / "c.csv"
     atomic_download(crows_csv.as_uri(), dest)

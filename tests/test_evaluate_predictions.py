@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from analysis.cli import main
+from stereoset_eval.cli.main import main
 
 PRED = "predictions_bert-base-cased_BertNextSentence_BertLM.json"
 

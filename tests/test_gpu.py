@@ -42,7 +42,7 @@ def items(crows_items, stereoset_items) -> dict[str, list]:
 
 
 def _score(items_, models_dir: Path, model: str, method: str, **kw):
-    from scoring import score_items
+    from stereoset_eval.scoring import score_items
 
     return score_items(items_, model=str(models_dir / model), method=method, use_cache=False, **kw)
 
@@ -84,7 +84,7 @@ def test_reduced_precision_runs_is_recorded_and_stays_close(items, models_dir: P
 
 
 def test_reduced_precision_is_a_separate_cache_entry(items, models_dir: Path, tmp_path: Path) -> None:
-    from scoring import score_items
+    from stereoset_eval.scoring import score_items
 
     kw = dict(model=str(models_dir / "tiny-bert"), method="pll", device="cuda", cache_dir=tmp_path)
     score_items(items["crows"][:5], **kw)

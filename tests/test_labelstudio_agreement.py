@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from curation.labelstudio.agreement import AGREEMENT_COLUMNS, cohen_kappa, pairwise_agreement
-from curation.labelstudio.annotations import Annotation, load_export, parse_export
+from stereoset_eval.curation.labelstudio.agreement import AGREEMENT_COLUMNS, cohen_kappa, pairwise_agreement
+from stereoset_eval.curation.labelstudio.annotations import Annotation, load_export, parse_export
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 META = json.loads((FIXTURES / "labelstudio_meta.json").read_text(encoding="utf-8"))
@@ -141,7 +141,7 @@ def test_duplicates_are_refused():
 def test_doctests_of_the_agreement_module():
     import doctest
 
-    import curation.labelstudio.agreement as module
+    import stereoset_eval.curation.labelstudio.agreement as module
 
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 3 and result.failed == 0

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from curation.errors import DataFormatError
-from curation.labelstudio.annotations import annotator_name, load_export, parse_export
+from stereoset_eval.foundation.errors import DataFormatError
+from stereoset_eval.curation.labelstudio.annotations import annotator_name, load_export, parse_export
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 META = json.loads((FIXTURES / "labelstudio_meta.json").read_text(encoding="utf-8"))

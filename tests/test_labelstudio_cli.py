@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.cli import main
-from curation.labelstudio.server import (
+from stereoset_eval.cli.main import main
+from stereoset_eval.curation.labelstudio.server import (
     LabelStudioAuthError, LabelStudioError, LabelStudioUnreachableError, connect,
 )
 
@@ -128,8 +128,8 @@ def test_connect_refuses_before_any_request(url, key, error, message):
 
 def _version_folder(root: Path) -> Path:
     """The fixture's 22 items as `stereoset-eval curate` writes pairs (same frame and writers)."""
-    from curation.export import pairs_frame, write_csv, write_parquet
-    from curation.labelstudio.items_io import read_items_jsonl
+    from stereoset_eval.curation.export import pairs_frame, write_csv, write_parquet
+    from stereoset_eval.curation.labelstudio.items_io import read_items_jsonl
 
     folder = root / "v1"
     frame = pairs_frame(read_items_jsonl(ITEMS))
@@ -178,7 +178,7 @@ def reviewed(tmp_path_factory):
 
 
 def test_merge_writes_the_curate_layout(reviewed):
-    from curation.export import BMNE_COLUMNS
+    from stereoset_eval.curation.export import BMNE_COLUMNS
 
     for name in ("README.md", "pairs.csv", "pairs.parquet", "hf_dataset/state.json", "rules_summary.csv",
                  "rules_summary_curated.csv", "removed.csv", "provenance.json", "statistics/counts.csv",
@@ -196,10 +196,10 @@ def test_merge_writes_the_curate_layout(reviewed):
 
 
 def test_merged_pairs_carry_the_review(reviewed):
-    from curation.dimensions import tag_of
-    from curation.labelstudio.items_io import read_items_jsonl
-    from curation.labelstudio.merge import REVIEW_FLAG
-    from curation.pairs_io import load_pairs
+    from stereoset_eval.curation.dimensions import tag_of
+    from stereoset_eval.curation.labelstudio.items_io import read_items_jsonl
+    from stereoset_eval.curation.labelstudio.merge import REVIEW_FLAG
+    from stereoset_eval.curation.loaders.pairs_csv import load_pairs
 
     before = read_items_jsonl(ITEMS)
     back = {it.id: it for it in load_pairs(reviewed / "pairs.csv")}

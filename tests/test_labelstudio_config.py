@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from curation import __version__
-from curation.errors import StereosetEvalError
-from curation.items import Flag
-from curation.labelstudio import config as cfg
-from curation.labelstudio.items_io import read_items_jsonl
-from curation.labelstudio.pitfalls import Pitfall, catalogue_fingerprint, default_catalogue, model_version
-from curation.labelstudio.tasks import (
+from stereoset_eval import __version__
+from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.items import Flag
+from stereoset_eval.curation.labelstudio import config as cfg
+from stereoset_eval.curation.labelstudio.items_io import read_items_jsonl
+from stereoset_eval.curation.labelstudio.pitfalls import Pitfall, catalogue_fingerprint, default_catalogue, model_version
+from stereoset_eval.curation.labelstudio.tasks import (
     NOT_EDITED, build_tasks, original_texts, prediction_for, proposed_decision, validate_tasks, write_tasks_json,
 )
 
@@ -32,7 +32,7 @@ def items():
 
 
 def test_catalogue_is_the_rule_registry(pitfalls):
-    from curation.rules import JUDGEMENT_PITFALLS, RULES
+    from stereoset_eval.curation.rules import JUDGEMENT_PITFALLS, RULES
 
     assert [p.name for p in pitfalls] == list(RULES)
     assert {p.name for p in pitfalls if not p.automatic} == set(JUDGEMENT_PITFALLS)
@@ -173,8 +173,8 @@ def test_proposed_decision(items, pitfalls):
 def test_predictions_from_the_real_rules(crows_items, pitfalls):
     """Harmonised CrowS-Pairs gender pairs through the rule runner: the prediction pre-checks
     exactly the automatic pitfalls the rules flagged."""
-    from curation.pairs import harmonise
-    from curation.rules.runner import run_rules
+    from stereoset_eval.curation.pairs import harmonise
+    from stereoset_eval.curation.rules.runner import run_rules
 
     pairs = run_rules([harmonise(i) for i in crows_items if i.bias_type == "gender"][:60]).items
     flagged = [it for it in pairs if it.flags]

@@ -13,12 +13,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from curation.errors import StereosetEvalError, UnknownNameError
-from curation.labelstudio.annotations import load_export, parse_export
-from curation.labelstudio.items_io import read_items_jsonl
-from curation.labelstudio.merge import REVIEW_FLAG, merge_annotations
-from curation.labelstudio.pitfalls import Pitfall, catalogue_from_registry
-from curation.labelstudio.report import write_review
+from stereoset_eval.foundation.errors import StereosetEvalError, UnknownNameError
+from stereoset_eval.curation.labelstudio.annotations import load_export, parse_export
+from stereoset_eval.curation.labelstudio.items_io import read_items_jsonl
+from stereoset_eval.curation.labelstudio.merge import REVIEW_FLAG, merge_annotations
+from stereoset_eval.curation.labelstudio.pitfalls import Pitfall, catalogue_from_registry
+from stereoset_eval.curation.labelstudio.report import write_review
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 META = json.loads((FIXTURES / "labelstudio_meta.json").read_text(encoding="utf-8"))
@@ -39,7 +39,7 @@ def parsed():
 @pytest.fixture(scope="module")
 def pitfalls():
     """The catalogue the fixture was made with (names and kinds from its meta file)."""
-    from curation.labelstudio.pitfalls import default_catalogue
+    from stereoset_eval.curation.labelstudio.pitfalls import default_catalogue
 
     current = {p.name: p for p in default_catalogue()}
     return tuple(current.get(n) or Pitfall(n, "", True) for n in META["pitfall_names"])
@@ -79,7 +79,7 @@ def test_adjudication_rules(items, parsed, pitfalls, rule, primary, removed, edi
 
 
 def test_majority_details(items, parsed, pitfalls):
-    from curation.dimensions import NEEDS_ANNOTATION, tag_of
+    from stereoset_eval.curation.dimensions import NEEDS_ANNOTATION, tag_of
 
     result = merge_annotations(items, parsed, pitfalls=pitfalls)
     dec = result.decisions.set_index("item_id")
@@ -121,7 +121,7 @@ def test_majority_details(items, parsed, pitfalls):
 
 def test_human_dimension_on_an_item_without_one(items, parsed, pitfalls):
     """Item 5 had no dimension cue (needs_annotation); under primary A keeps it as Attitudes and Beliefs."""
-    from curation.dimensions import NEEDS_ANNOTATION, tag_of
+    from stereoset_eval.curation.dimensions import NEEDS_ANNOTATION, tag_of
 
     assert items[5].dimension is None and NEEDS_ANNOTATION in {f.rule for f in items[5].flags}
     result = merge_annotations(items, parsed, pitfalls=pitfalls, adjudication="primary", primary_annotator=A)
@@ -163,8 +163,8 @@ def test_review_provenance_travels_with_the_item(items, parsed, pitfalls):
 
 def test_substitution_edit_keeps_the_source_reachable(items, parsed, pitfalls):
     """A's Brad -> Linda (item 16, primary) becomes a token edit: reverting rebuilds the CrowS sentence."""
-    from curation.gender_swap import original_text
-    from curation.items import Edit
+    from stereoset_eval.curation.gender_swap import original_text
+    from stereoset_eval.foundation.items import Edit
 
     result = merge_annotations(items, parsed, pitfalls=pitfalls, adjudication="primary", primary_annotator=A)
     it = next(i for i in result.items if i.id == items[16].id)
@@ -178,8 +178,8 @@ def test_substitution_on_top_of_automatic_edits(items, parsed, pitfalls):
     human edits are appended after the automatic ones, so reverting all reaches the stereotype."""
     import dataclasses
 
-    from curation.gender_swap import original_text
-    from curation.labelstudio.annotations import ParsedExport
+    from stereoset_eval.curation.gender_swap import original_text
+    from stereoset_eval.curation.labelstudio.annotations import ParsedExport
 
     target = items[7]
     new_less = target.text("sent_less").replace("recital", "concert")
@@ -231,8 +231,8 @@ def test_items_not_in_export_are_reported(items, parsed, pitfalls):
 
 
 def test_write_review(tmp_path, items, parsed, pitfalls):
-    from curation.labelstudio.agreement import pairwise_agreement
-    from curation.labelstudio.items_io import read_items_jsonl
+    from stereoset_eval.curation.labelstudio.agreement import pairwise_agreement
+    from stereoset_eval.curation.labelstudio.items_io import read_items_jsonl
 
     result = merge_annotations(items, parsed, pitfalls=pitfalls)
     agreement = pairwise_agreement(parsed.annotations, pitfall_names=parsed.pitfall_names)
@@ -265,7 +265,7 @@ def test_catalogue_shapes():
 
 
 def _a(who, decision, time, ann_id):
-    from curation.labelstudio.annotations import Annotation
+    from stereoset_eval.curation.labelstudio.annotations import Annotation
 
     return Annotation("i", 1, ann_id, who, time, decision, None, frozenset())
 
@@ -287,7 +287,7 @@ def _a(who, decision, time, ann_id):
     ([_a("a", "keep", "yesterday", 5), _a("b", "edit", "2026-01-01T00:00:00Z", 2)], "latest", None, 2, "latest"),
 ])
 def test_adjudicate(anns, rule, primary, winner, applied):
-    from curation.labelstudio.merge import adjudicate
+    from stereoset_eval.curation.labelstudio.merge import adjudicate
 
     won, how = adjudicate(anns, rule, primary)
     assert (won.annotation_id, how) == (winner, applied)
@@ -296,7 +296,7 @@ def test_adjudicate(anns, rule, primary, winner, applied):
 def test_changed_text_with_keep_is_not_applied_but_noted(items, parsed, pitfalls):
     import dataclasses
 
-    from curation.labelstudio.annotations import ParsedExport
+    from stereoset_eval.curation.labelstudio.annotations import ParsedExport
 
     target = items[2].id
     anns = tuple(dataclasses.replace(a, edited={"sent_more": "Changed."}) if a.item_id == target else a

@@ -7,7 +7,7 @@ annotator signs up through the web sign-up form and reads its own API token, so 
 annotators' annotations are made with two different tokens.
 
 The scenario (``fixtures/labelstudio_plan.json``) annotates 22 curated gender pairs taken
-from the real curation pipeline's output (``curation.pipeline.curate_files`` on StereoSet
+from the real stereoset_eval.curation pipeline's output (``stereoset_eval.curation.pipeline.curate_files`` on StereoSet
 dev and CrowS-Pairs: edits, rule flags and dimensions are the pipeline's own); the test
 pulls the export, merges it and checks agreement against hand-computed kappas. It
 writes ``fixtures/labelstudio_export.json`` (+ items and meta) when they are missing or
@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from curation.items import Item
+from stereoset_eval.foundation.items import Item
 
 pytestmark = pytest.mark.labelstudio
 
@@ -63,8 +63,8 @@ def slot_fits(item: Item, slot: dict[str, str], names: set[str]) -> bool:
     (gender-swap normalisation), no rule flag, a dimension; ``needs_annotation``: no
     dimension cue, no rule flag; any other value names the rule flag the item must carry.
     """
-    from curation.dimensions import NEEDS_ANNOTATION
-    from curation.pairs import origin_source
+    from stereoset_eval.curation.dimensions import NEEDS_ANNOTATION
+    from stereoset_eval.curation.pairs import origin_source
 
     if origin_source(item) != slot["source"]:
         return False
@@ -97,19 +97,19 @@ def select_review_items(curated: list[Item], slots: list[dict[str, str]], pitfal
 
 
 def build_review_items(ids_csv: Path, crows_csv: Path, pitfalls) -> list[Item]:
-    """The plan's 22 items from the real curation pipeline (``curation.pipeline.curate_files``).
+    """The plan's 22 items from the real curation pipeline (``stereoset_eval.curation.pipeline.curate_files``).
 
     StereoSet dev (ids CSV) and CrowS-Pairs gender items curated together exactly as
     ``stereoset-eval curate`` does; flags, dimensions and edits are the pipeline's own.
     """
-    from curation.pipeline import curate_files
+    from stereoset_eval.curation.pipeline import curate_files
 
     result = curate_files([("stereoset", ids_csv), ("crows-pairs", crows_csv)])
     return select_review_items(result.items, PLAN["items"], pitfalls)
 
 
 def catalogue():
-    from curation.labelstudio.pitfalls import default_catalogue
+    from stereoset_eval.curation.labelstudio.pitfalls import default_catalogue
 
     return default_catalogue()
 
@@ -135,7 +135,7 @@ def edited_text(proposed: str, change: str | list[str]) -> str:
 
 def plan_result(spec: dict[str, Any], item: Item, names: dict[str, str]) -> list[dict[str, Any]]:
     """Label Studio result list of one planned annotation."""
-    from curation.labelstudio import config as cfg
+    from stereoset_eval.curation.labelstudio import config as cfg
 
     def choices(name, values):
         return {"from_name": name, "to_name": cfg.ANCHOR, "type": "choices", "value": {"choices": values}}
@@ -204,7 +204,7 @@ def migrated_template(binary: Path, tmp_home: Path) -> Path:
     folder (no users in it) and start in seconds. Cached under the repo's ignored
     ``.cache/`` (override with ``STEREOSET_EVAL_LS_TEMPLATE``).
     """
-    from curation.atomic import atomic_directory
+    from stereoset_eval.foundation.atomic import atomic_directory
 
     root = Path(os.environ.get("STEREOSET_EVAL_LS_TEMPLATE") or REPO / ".cache" / "labelstudio-template")
     template = root / _label_studio_version(binary)
@@ -308,9 +308,9 @@ def test_missing_server_fails_only_when_required(monkeypatch, required, outcome)
 @pytest.fixture(scope="session")
 def round_trip(label_studio: Server, ids_csv, crows_csv):
     """Push the items, annotate per plan as two users, pull the export."""
-    from curation.labelstudio.config import labeling_config
-    from curation.labelstudio.server import connect, pull_export, push_tasks
-    from curation.labelstudio.tasks import build_tasks
+    from stereoset_eval.curation.labelstudio.config import labeling_config
+    from stereoset_eval.curation.labelstudio.server import connect, pull_export, push_tasks
+    from stereoset_eval.curation.labelstudio.tasks import build_tasks
 
     pitfalls = catalogue()
     names = plan_names(pitfalls)
@@ -344,7 +344,7 @@ def test_project_matches_generated_config_and_tasks(round_trip):
     assert project.label_config.strip() == rt["xml"].strip()
     assert project.maximum_annotations == 2  # overlap: both annotators see every task
     assert rt["pushed"].n_tasks == 22 == len(rt["export"])
-    from curation.labelstudio.pitfalls import model_version
+    from stereoset_eval.curation.labelstudio.pitfalls import model_version
 
     versions = {p["model_version"] for t in rt["export"] for p in t["predictions"]}
     assert versions == {model_version(rt["pitfalls"])}
@@ -367,9 +367,9 @@ def _semantic(parsed) -> tuple[list, list]:
 
 
 def test_pulled_export_parses_merges_and_matches_fixture(round_trip, tmp_path):
-    from curation.labelstudio.annotations import load_export, parse_export
-    from curation.labelstudio.items_io import write_items_jsonl
-    from curation.atomic import atomic_write_json
+    from stereoset_eval.curation.labelstudio.annotations import load_export, parse_export
+    from stereoset_eval.curation.labelstudio.items_io import write_items_jsonl
+    from stereoset_eval.foundation.atomic import atomic_write_json
 
     rt = round_trip
     parsed = parse_export(rt["export"], pitfall_names=rt["schema"].pitfall_names)
@@ -383,7 +383,7 @@ def test_pulled_export_parses_merges_and_matches_fixture(round_trip, tmp_path):
             "label_studio": "1.23.2", "annotators": {"A": EXPERT, "B": CHECKER}, "pitfalls": rt["names"],
             "pitfall_names": list(rt["schema"].pitfall_names), "project_config": rt["xml"],
         })
-    from curation.labelstudio.items_io import read_items_jsonl
+    from stereoset_eval.curation.labelstudio.items_io import read_items_jsonl
 
     committed_items = [(it.id, it.text("sent_more"), it.text("sent_less")) for it in read_items_jsonl(ITEMS_FIXTURE)]
     assert committed_items == [(it.id, it.text("sent_more"), it.text("sent_less")) for it in rt["items"]], (
@@ -394,9 +394,9 @@ def test_pulled_export_parses_merges_and_matches_fixture(round_trip, tmp_path):
 
 
 def test_agreement_and_merge_from_server(round_trip):
-    from curation.labelstudio.agreement import pairwise_agreement
-    from curation.labelstudio.annotations import parse_export
-    from curation.labelstudio.merge import merge_annotations
+    from stereoset_eval.curation.labelstudio.agreement import pairwise_agreement
+    from stereoset_eval.curation.labelstudio.annotations import parse_export
+    from stereoset_eval.curation.labelstudio.merge import merge_annotations
 
     rt = round_trip
     parsed = parse_export(rt["export"], pitfall_names=rt["schema"].pitfall_names)
@@ -428,7 +428,7 @@ def test_agreement_and_merge_from_server(round_trip):
 
 
 def _run_cli(argv: list[str], capsys) -> tuple[int, str]:
-    from analysis.cli import main
+    from stereoset_eval.cli.main import main
 
     code = main(argv)
     out = capsys.readouterr()
@@ -436,8 +436,8 @@ def _run_cli(argv: list[str], capsys) -> tuple[int, str]:
 
 
 def test_cli_round_trip_never_shows_the_key(round_trip, tmp_path, capsys, caplog, monkeypatch):
-    from curation.export import pairs_frame, write_csv
-    from curation.labelstudio.items_io import write_items_jsonl
+    from stereoset_eval.curation.export import pairs_frame, write_csv
+    from stereoset_eval.curation.labelstudio.items_io import write_items_jsonl
 
     rt = round_trip
     url, key = rt["server"].url, rt["server"].token
@@ -476,7 +476,7 @@ def _assert_clean(exc: BaseException, key: str) -> None:
 
 
 def test_bad_or_missing_key(round_trip, capsys, monkeypatch):
-    from curation.labelstudio.server import LabelStudioAuthError, connect
+    from stereoset_eval.curation.labelstudio.server import LabelStudioAuthError, connect
 
     url = round_trip["server"].url
     bad = secrets.token_hex(20)
@@ -495,10 +495,10 @@ def test_bad_or_missing_key(round_trip, capsys, monkeypatch):
 
 
 def test_project_with_another_config_or_absent(round_trip):
-    from curation.labelstudio.server import (
+    from stereoset_eval.curation.labelstudio.server import (
         LabelStudioConfigMismatchError, LabelStudioNotFoundError, pull_export, push_tasks,
     )
-    from curation.labelstudio.tasks import build_tasks
+    from stereoset_eval.curation.labelstudio.tasks import build_tasks
 
     rt = round_trip
     conn = rt["expert"]

@@ -1,4 +1,4 @@
-"""The last encoder layer at the scored positions only (scoring.last_layer): same numbers, guarded by its probe."""
+"""The last encoder layer at the scored positions only (stereoset_eval.scoring.last_layer): same numbers, guarded by its probe."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_hidden_at_equals_full_pass_with_padding_and_several_positions(model, at
     import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-    from scoring.last_layer import probe_last_layer
+    from stereoset_eval.scoring.last_layer import probe_last_layer
 
     path = str(models_dir / model)
     tok = AutoTokenizer.from_pretrained(path)
@@ -56,7 +56,7 @@ def test_probe_refuses_a_last_layer_it_would_compute_differently(models_dir):
     import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-    from scoring.last_layer import probe_last_layer
+    from stereoset_eval.scoring.last_layer import probe_last_layer
 
     path = str(models_dir / "tiny-bert")
     tok = AutoTokenizer.from_pretrained(path)
@@ -71,7 +71,7 @@ def test_probe_refuses_models_without_a_bert_like_encoder(models_dir):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from scoring.last_layer import probe_last_layer
+    from stereoset_eval.scoring.last_layer import probe_last_layer
 
     path = str(models_dir / "tiny-gpt2")
     net = AutoModelForCausalLM.from_pretrained(path).eval()
@@ -82,7 +82,7 @@ def test_probe_refuses_models_without_a_bert_like_encoder(models_dir):
 @pytest.mark.parametrize("method, model", [("pll", "tiny-roberta"), ("pll-word-l2r", "tiny-bert"),
                                            ("crows-nangia", "tiny-bert"), ("stereoset-mlm", "tiny-roberta")])
 def test_scores_equal_either_way_and_provenance_says_which(method, model, models_dir, crows_items, stereoset_items):
-    from scoring import score_items
+    from stereoset_eval.scoring import score_items
 
     items = ([it for it in stereoset_items if it.task == "intrasentence"][:4] if method == "stereoset-mlm"
              else crows_items[:4])
@@ -98,7 +98,7 @@ def test_scores_equal_either_way_and_provenance_says_which(method, model, models
 
 
 def test_causal_models_run_every_position(models_dir, crows_items):
-    from scoring import score_items
+    from stereoset_eval.scoring import score_items
 
     run = score_items(crows_items[:2], model=str(models_dir / "tiny-gpt2"), method="causal-ll", use_cache=False)
     assert run.provenance["run"]["last_layer"] == "all positions"
@@ -106,8 +106,8 @@ def test_causal_models_run_every_position(models_dir, crows_items):
 
 
 def test_unknown_last_layer_value_is_an_error(models_dir, crows_items):
-    from scoring import score_items
-    from scoring.records import ScoringError
+    from stereoset_eval.scoring import score_items
+    from stereoset_eval.scoring.records import ScoringError
 
     with pytest.raises(ScoringError, match="last_layer must be one of scored, all"):
         score_items(crows_items[:1], model=str(models_dir / "tiny-bert"), method="pll", last_layer="some",

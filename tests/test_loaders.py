@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
-from curation.items import STEREOSET_ROLES
-from curation.loaders.crows import load_crows_pairs
-from curation.loaders.registry import detect_format, load_items
-from curation.loaders.stereoset_jsonl import load_stereoset_jsonl
+from stereoset_eval.foundation.items import STEREOSET_ROLES
+from stereoset_eval.curation.loaders.crows import load_crows_pairs
+from stereoset_eval.curation.loaders.registry import detect_format, load_items
+from stereoset_eval.curation.loaders.stereoset_jsonl import load_stereoset_jsonl
 
 
 def _by_task_bias(items):
@@ -117,7 +117,7 @@ def test_format_detection(data_dir, name, fmt):
 
 
 def test_load_items_refuses_wrong_benchmark(crows_csv):
-    from curation.errors import DataFormatError
+    from stereoset_eval.foundation.errors import DataFormatError
 
     with pytest.raises(DataFormatError, match="not stereoset"):
         load_items("stereoset", crows_csv)

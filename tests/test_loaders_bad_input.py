@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from curation.errors import DataFormatError
-from curation.loaders.crows import load_crows_pairs
-from curation.loaders.stereoset_json import load_stereoset_json
-from curation.loaders.stereoset_jsonl import load_stereoset_jsonl
-from curation.loaders.stereoset_table import load_stereoset_table
+from stereoset_eval.foundation.errors import DataFormatError
+from stereoset_eval.curation.loaders.crows import load_crows_pairs
+from stereoset_eval.curation.loaders.stereoset_json import load_stereoset_json
+from stereoset_eval.curation.loaders.stereoset_jsonl import load_stereoset_jsonl
+from stereoset_eval.curation.loaders.stereoset_table import load_stereoset_table
 
 HEADER = "dataset_type,cluster_id,bias_type,target,context,sentence,gold_label,sentence_id"
 GOOD_ROWS = [

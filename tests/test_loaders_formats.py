@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from curation.items import STEREOSET_ROLES
-from curation.loaders.stereoset_hub import HubUnavailableError, load_stereoset_hub, records_from_hub_rows
-from curation.loaders.stereoset_json import load_stereoset_json
-from curation.loaders.stereoset_records import build_stereoset_items
+from stereoset_eval.foundation.items import STEREOSET_ROLES
+from stereoset_eval.curation.loaders.stereoset_hub import HubUnavailableError, load_stereoset_hub, records_from_hub_rows
+from stereoset_eval.curation.loaders.stereoset_json import load_stereoset_json
+from stereoset_eval.curation.loaders.stereoset_records import build_stereoset_items
 
 
 def to_official_json(items) -> dict:

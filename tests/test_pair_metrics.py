@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.errors import EmptyScopeError, ItemShapeError
-from analysis.pair_metrics import balanced_ss, pair_ss
-from analysis.toy_items import pair_item, pair_scores, stereoset_item, stereoset_scores
-from curation.errors import UnknownNameError
+from stereoset_eval.analysis.errors import EmptyScopeError, ItemShapeError
+from stereoset_eval.analysis.pair_metrics import balanced_ss, pair_ss
+from stereoset_eval.analysis.toy_items import pair_item, pair_scores, stereoset_item, stereoset_scores
+from stereoset_eval.foundation.errors import UnknownNameError
 
 
 def pairs(*rows):

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from analysis.predictions_io import check_coverage, read_official_predictions, read_scores
-from analysis.toy_items import stereoset_item
-from curation.errors import DataFormatError
+from stereoset_eval.analysis.predictions_io import check_coverage, read_official_predictions, read_scores
+from stereoset_eval.analysis.toy_items import stereoset_item
+from stereoset_eval.foundation.errors import DataFormatError
 
 ITEMS = [stereoset_item("a", task="intrasentence"), stereoset_item("b", task="intersentence")]
 IDS = {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.cli_reference import END, PYTHON, START, render_cli_reference, replace_block, subcommands
+from stereoset_eval.cli.reference import END, PYTHON, START, render_cli_reference, replace_block, subcommands
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
@@ -30,7 +30,7 @@ def test_cli_reference_matches_every_commands_help():
 
 
 def test_cli_reference_covers_every_subcommand():
-    from analysis.cli import build_parser
+    from stereoset_eval.cli.main import build_parser
 
     block = _readme().split(START, 1)[1].split(END, 1)[0]
     for name in subcommands(build_parser()):
@@ -45,7 +45,7 @@ def test_replace_block_only_touches_the_marked_part():
 
 
 def test_check_mode_reports_a_stale_readme(tmp_path):
-    from analysis.cli_reference import main
+    from stereoset_eval.cli.reference import main
 
     stale = tmp_path / "README.md"
     stale.write_text(f"# x\n{START}\nold\n{END}\n", encoding="utf-8")
@@ -74,8 +74,8 @@ def test_readme_has_the_sections_a_new_user_needs(heading):
 
 
 def test_readme_names_every_method_and_manifest_file():
-    from curation.download import manifest
-    from scoring.methods import METHODS
+    from stereoset_eval.curation.loaders.download import manifest
+    from stereoset_eval.scoring.methods import METHODS
 
     text = _readme()
     for name in list(METHODS) + list(manifest()):
@@ -89,7 +89,7 @@ def test_readme_python_example_imports_exist():
 
 
 def test_readme_study_example_parses():
-    from analysis.study.config import parse_config, tomllib
+    from stereoset_eval.study.config import parse_config, tomllib
 
     blocks = _blocks(_readme(), "toml")
     assert blocks, "README.md has no ```toml study example"
@@ -103,4 +103,4 @@ def test_make_demo_and_readme_targets_run_the_cli():
     out = subprocess.run(["make", "-n", "-W", "pyproject.toml", "demo", "readme", "DEMO_ARGS=--limit 3"], cwd=REPO,
                          capture_output=True, text=True, check=True).stdout
     assert ".venv/bin/stereoset-eval demo --limit 3" in out
-    assert ".venv/bin/python -m analysis.cli_reference README.md" in out
+    assert ".venv/bin/python -m stereoset_eval.cli.reference README.md" in out

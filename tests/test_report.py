@@ -13,15 +13,15 @@ import matplotlib.image as mpimg
 import pandas as pd
 import pytest
 
-from analysis.bootstrap import BootstrapConfig, balanced_ss_with_ci, crows_with_ci, stereoset_with_ci
-from analysis.cli import main
-from analysis.correlation import balance_table, spearman
-from analysis.provenance import build_provenance
-from analysis.report_build import ModelResults, build_report, build_study_report
-from analysis.report_model import Report, Section
-from analysis.report_sections import distribution_section
-from analysis.report_writer import write_report
-from analysis.toy_items import pair_item, pair_scores, stereoset_item, stereoset_scores
+from stereoset_eval.analysis.bootstrap import BootstrapConfig, balanced_ss_with_ci, crows_with_ci, stereoset_with_ci
+from stereoset_eval.cli.main import main
+from stereoset_eval.analysis.correlation import balance_table, spearman
+from stereoset_eval.foundation.provenance import build_provenance
+from stereoset_eval.analysis.report_build import ModelResults, build_report, build_study_report
+from stereoset_eval.analysis.report_model import Report, Section
+from stereoset_eval.analysis.report_sections import distribution_section
+from stereoset_eval.analysis.report_writer import write_report
+from stereoset_eval.analysis.toy_items import pair_item, pair_scores, stereoset_item, stereoset_scores
 from conftest import load_golden
 
 CFG = BootstrapConfig(n_resamples=200, seed=3, level=0.95)

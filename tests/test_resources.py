@@ -2,16 +2,16 @@
 
 Each measurement runs in its own process: it loads the items and the model, resets the
 kernel's high-water mark (``/proc/self/clear_refs``), scores, and reads the new high-water
-mark (``VmHWM``). ``scoring_peak_mb`` is that peak above the resident size just before
+mark (``VmHWM``). ``stereoset_eval.scoring_peak_mb`` is that peak above the resident size just before
 scoring (forward passes plus the per-request bookkeeping); ``peak_rss_mb`` is the process's
 whole high-water mark (``ru_maxrss``, model load included), what a scheduler sees.
 
 The tests score 4x more items under the same ``batch_tokens`` and check that the scoring peak
 grows by no more than the per-sentence bookkeeping (the planned requests' token ids, the
 records with their per-token log-probabilities: well under 32 KB a sentence). Forward-pass
-memory is set by ``batch_tokens`` by construction (``scoring.requests.plan_batches``); what
+memory is set by ``batch_tokens`` by construction (``stereoset_eval.scoring.requests.plan_batches``); what
 made the peak follow the dataset anyway was glibc heap fragmentation, which
-``scoring.memory``'s default ``bounded`` policy prevents (see there for the numbers).
+``stereoset_eval.scoring.memory``'s default ``bounded`` policy prevents (see there for the numbers).
 
 ``python tests/test_resources.py`` prints the table for the closing note: the fixture models
 and a BERT-base-sized random model (110M parameters, built on the fly) at two budgets;
@@ -39,10 +39,10 @@ import json, resource, sys, time
 spec = json.loads(sys.argv[1])
 import torch
 torch.set_num_threads(spec["threads"])
-from curation.loaders.registry import load_items
-from scoring.api import score_items
-from scoring.backends import load_backend
-from scoring.methods import get_method
+from stereoset_eval.curation.loaders.registry import load_items
+from stereoset_eval.scoring.api import score_items
+from stereoset_eval.scoring.backends import load_backend
+from stereoset_eval.scoring.methods import get_method
 
 def status(field):
     for line in open("/proc/self/status"):
@@ -137,7 +137,7 @@ def test_bert_base_memory_follows_the_budget(tmp_path, models_dir, data_dir):
         print(f"\n[resources] bert-base-random ({r['n_parameters']:,} params) budget {r['batch_tokens']}: "
               f"{r['n_sentences']} sentences -> scoring peak +{r['scoring_peak_mb']} MB, process {r['peak_rss_mb']} MB")
     # 4x the data under the same budget: the peak grows by per-shape kernel caches only (bounded);
-    # without scoring.memory's allocator setting it grew ~125 KB per sentence (glibc heap fragmentation)
+    # without stereoset_eval.scoring.memory's allocator setting it grew ~125 KB per sentence (glibc heap fragmentation)
     assert large["scoring_peak_mb"] <= small["scoring_peak_mb"] + 48
     assert big_budget["scoring_peak_mb"] <= large["scoring_peak_mb"] + 200  # 8x the budget: activations only
 
@@ -146,7 +146,7 @@ def _policy_in_child(value: str | None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "STEREOSET_EVAL_MALLOC_TUNING"}
     if value is not None:
         env["STEREOSET_EVAL_MALLOC_TUNING"] = value
-    code = ("from scoring.memory import tune_allocator, release_free_memory\n"
+    code = ("from stereoset_eval.scoring.memory import tune_allocator, release_free_memory\n"
             "print(tune_allocator(), tune_allocator()); release_free_memory()")
     return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
 

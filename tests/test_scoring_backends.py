@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from scoring.records import ScoringError
+from stereoset_eval.scoring.records import ScoringError
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -23,7 +23,7 @@ def _provenance_sha(shared_dir, model: str) -> str:
     ("tiny-gpt2", "causal", "GPT2LMHeadModel", 128),
 ])
 def test_fixture_backends(model, kind, cls, max_len, models_dir, shared_dir):
-    from scoring.backends import load_backend
+    from stereoset_eval.scoring.backends import load_backend
 
     b = load_backend(str(models_dir / model), kind=kind, device="cpu")
     assert b.info["model_class"] == cls and b.tokenizer.max_length == max_len
@@ -33,14 +33,14 @@ def test_fixture_backends(model, kind, cls, max_len, models_dir, shared_dir):
 
 
 def test_checkpoint_with_both_heads_reports_the_unused_one(models_dir):
-    from scoring.backends import load_backend
+    from stereoset_eval.scoring.backends import load_backend
 
     b = load_backend(str(models_dir / "tiny-bert"), kind="masked")
     assert "cls.seq_relationship.weight" in b.info["load_report"]["unexpected_keys"]
 
 
 def test_model_kinds_are_read_from_the_config(models_dir):
-    from scoring.backends import model_kinds_available
+    from stereoset_eval.scoring.backends import model_kinds_available
 
     assert model_kinds_available(str(models_dir / "tiny-bert")) == {"masked": True, "causal": False, "nsp": True}
     assert model_kinds_available(str(models_dir / "tiny-roberta")) == {"masked": True, "causal": False, "nsp": False}
@@ -52,7 +52,7 @@ def test_a_missing_nsp_head_is_refused_not_randomly_initialised(models_dir, tmp_
 
     from transformers import BertForMaskedLM
 
-    from scoring.backends import load_backend
+    from stereoset_eval.scoring.backends import load_backend
 
     d = tmp_path / "bert-mlm-only"
     BertForMaskedLM.from_pretrained(str(models_dir / "tiny-bert")).save_pretrained(d)
@@ -68,14 +68,14 @@ def test_a_missing_nsp_head_is_refused_not_randomly_initialised(models_dir, tmp_
     ("cpu", "int8", "unknown dtype"),
 ])
 def test_bad_device_or_dtype(device, dtype, message, models_dir):
-    from scoring.backends import load_backend
+    from stereoset_eval.scoring.backends import load_backend
 
     with pytest.raises(ScoringError, match=message):
         load_backend(str(models_dir / "tiny-bert"), kind="masked", device=device, dtype=dtype)
 
 
 def test_dtype_is_recorded_and_keys_the_cache(crows_items, models_dir, tmp_path):
-    from scoring import score_items
+    from stereoset_eval.scoring import score_items
 
     kw = dict(model=str(models_dir / "tiny-bert"), method="pll", cache_dir=tmp_path)
     fp32 = score_items(crows_items[:2], **kw)
@@ -86,7 +86,7 @@ def test_dtype_is_recorded_and_keys_the_cache(crows_items, models_dir, tmp_path)
 
 
 def test_tokenizer_facts_are_probed(models_dir):
-    from scoring.backends import load_backend
+    from stereoset_eval.scoring.backends import load_backend
 
     bert = load_backend(str(models_dir / "tiny-bert"), kind="masked").tokenizer
     roberta = load_backend(str(models_dir / "tiny-roberta"), kind="masked").tokenizer
@@ -102,7 +102,7 @@ def test_nsp_head_found_from_weights_when_config_lists_only_masked_lm(models_dir
     import json
     import shutil
 
-    from scoring.backends import checkpoint_weight_names, model_kinds_available
+    from stereoset_eval.scoring.backends import checkpoint_weight_names, model_kinds_available
 
     copy = tmp_path / "bert-masked-config"
     shutil.copytree(models_dir / "tiny-bert", copy)
@@ -121,7 +121,7 @@ def test_exact_float32_turns_tf32_off_for_cuda_fp32_only_and_restores_it() -> No
 
     import torch
 
-    from scoring.backends import exact_float32
+    from stereoset_eval.scoring.backends import exact_float32
 
     saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
     try:

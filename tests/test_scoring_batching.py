@@ -30,7 +30,7 @@ def subsets(stereoset_items, crows_items):
 
 
 def _score(items, models_dir, model, method, **kw):
-    from scoring import score_items
+    from stereoset_eval.scoring import score_items
 
     return score_items(items, model=str(models_dir / model), method=method, use_cache=False, **kw)
 
@@ -56,8 +56,8 @@ def test_batch_size_one_vs_many(method, model, subset, subsets, models_dir):
 
 @pytest.mark.parametrize("method, model, subset", [c for c in CASES if c[0] != "stereoset-nsp"])
 def test_split_head_equals_full_forward(method, model, subset, subsets, models_dir, monkeypatch):
-    from scoring.backends import load_backend
-    from scoring.methods import get_method
+    from stereoset_eval.scoring.backends import load_backend
+    from stereoset_eval.scoring.methods import get_method
 
     split = _score(subsets[subset], models_dir, model, method)
     backend = load_backend(str(models_dir / model), kind=get_method(method).model_kind)
@@ -71,9 +71,9 @@ def test_split_head_equals_full_forward(method, model, subset, subsets, models_d
 def test_gpu_overhead_merges_lengths_into_fewer_batches(crows_items, models_dir):
     """With a GPU's fixed cost per forward pass (1,024 tokens) the planner pads more and runs fewer
     passes than with the CPU's (64); every row is still scored exactly once, under the budget."""
-    from scoring.backends import load_backend
-    from scoring.methods import get_method
-    from scoring.requests import batch_overhead_tokens, merge_requests, padded_cost, plan_batches
+    from stereoset_eval.scoring.backends import load_backend
+    from stereoset_eval.scoring.methods import get_method
+    from stereoset_eval.scoring.requests import batch_overhead_tokens, merge_requests, padded_cost, plan_batches
 
     spec = get_method("crows-nangia")
     tok = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu").tokenizer

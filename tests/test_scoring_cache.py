@@ -20,7 +20,7 @@ def intra(stereoset_items):
 
 
 def _score(items, models_dir, model, method, cache_dir, **kw):
-    from scoring import score_items
+    from stereoset_eval.scoring import score_items
 
     return score_items(items, model=str(models_dir / model), method=method, cache_dir=cache_dir, **kw)
 
@@ -74,7 +74,7 @@ def test_cache_uses_wal_and_records_what_it_holds(pairs, models_dir, tmp_path):
                                                    ("stereoset-mlm", "tiny-roberta", "intra")])
 def test_interrupted_run_resumes_to_identical_results(method, model, which, pairs, intra, models_dir, tmp_path,
                                                       monkeypatch):
-    from scoring.scorers import Scorer
+    from stereoset_eval.scoring.scorers import Scorer
 
     items = {"pairs": pairs[1:6], "intra": intra}[which]
     budget = 96  # small batches: several forward passes per group, several groups
@@ -103,3 +103,41 @@ def test_interrupted_run_resumes_to_identical_results(method, model, which, pair
     assert resumed.cache_stats["hits"] == committed * per_unit
     assert resumed.cache_stats["computed"] == len(reference.records) - committed * per_unit
     _same(reference, resumed)  # bit-identical: the unfinished group is recomputed with the same batches
+
+
+_OPEN_FRESH = """
+import sys, time
+from stereoset_eval.scoring.cache import ScoreCache
+ScoreCache(sys.argv[1]).put_many({"k": [1.0]}, model="m", method="x")
+print("ok")
+"""
+
+
+def test_fresh_cache_opens_while_another_process_holds_the_setup_lock(tmp_path):
+    """Two processes opening a fresh cache at once: the second waits for the first's set-up."""
+    import fcntl
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from stereoset_eval.scoring.cache import FILENAME
+
+    lock = os.open(tmp_path / (FILENAME + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    proc = subprocess.Popen([sys.executable, "-c", _OPEN_FRESH, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    assert proc.poll() is None  # waiting on the lock, not failing with "database is locked"
+    os.close(lock)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and out.strip() == "ok"
+
+
+def test_many_processes_open_one_fresh_cache_at_once(tmp_path):
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-c", _OPEN_FRESH, str(tmp_path)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    results = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in results]

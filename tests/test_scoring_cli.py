@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from analysis.cli import main
+from stereoset_eval.cli.main import main
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -120,7 +120,7 @@ def test_report_reads_model_and_method_from_score_provenance(models_dir, tmp_pat
     import json
     from pathlib import Path
 
-    from analysis.cli import main as cli_main
+    from stereoset_eval.cli.main import main as cli_main
 
     data = Path(__file__).parent / "fixtures" / "curation_small_crows.csv"
     model = str(models_dir / "tiny-bert")

@@ -2,7 +2,7 @@
 
 Every per-sentence / per-pair number of every golden, with the tolerances of
 ``fixtures/README.md`` §5, and the summary numbers derived from them (CrowS-Pairs summary,
-StereoSet ScoreEvaluator dicts via ``analysis.stereoset_metrics``).
+StereoSet ScoreEvaluator dicts via ``stereoset_eval.analysis.stereoset_metrics``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ CROWS_NEAR_TIES = {551, 606, 775, 1038}  # README §5: |unrounded difference| < 
 
 
 def _score(items, models_dir, model, method, **kw):
-    from scoring import score_items
+    from stereoset_eval.scoring import score_items
 
     return score_items(items, model=str(models_dir / model), method=method, use_cache=False, **kw)
 
@@ -83,7 +83,7 @@ def test_g1_crows_sentence_scores(g1, crows_scores):
 
 
 def test_g1_crows_pair_outcomes_and_summary(g1, crows_scores, crows_items):
-    from analysis.crows_metric import crows_metric
+    from stereoset_eval.analysis.crows_metric import crows_metric
 
     ours = {}
     for p in g1["pairs"]:
@@ -141,7 +141,7 @@ def test_g4_stereoset_nsp_sentences(g4_nsp, nsp_scores):
 
 
 def test_g2_g4_tiny_bert_score_evaluator(g2, g4_nsp, mlm_scores, nsp_scores, intra, inter):
-    from analysis.stereoset_metrics import evaluate_stereoset
+    from stereoset_eval.analysis.stereoset_metrics import evaluate_stereoset
 
     result = evaluate_stereoset(intra + inter, {**mlm_scores.scores, **nsp_scores.scores})
     ours = result.to_official_dict(count="official")
@@ -181,7 +181,7 @@ def test_g4_stereoset_inter_causal_sentences(g4_lm, inter_causal_scores):
 
 
 def test_g3_g4_tiny_gpt2_score_evaluator(g3, g4_lm, causal_scores, inter_causal_scores, intra, inter):
-    from analysis.stereoset_metrics import evaluate_stereoset
+    from stereoset_eval.analysis.stereoset_metrics import evaluate_stereoset
 
     scores = {**causal_scores.scores, **inter_causal_scores.scores}
     ours = evaluate_stereoset(intra + inter, scores).to_official_dict(count="official")

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from curation.errors import UnknownNameError
-from scoring.methods import METHODS, get_method
-from scoring.methods.crows import ordered_roles, shared_positions
-from scoring.methods.pll import mask_sets, scored_positions
-from scoring.methods.stereoset_causal import with_final_punctuation
-from scoring.methods.stereoset_mlm import template_word
-from scoring.methods.stereoset_nsp import pair_input
-from scoring.records import ScoringError
-from scoring.requests import BatchRow, Request, merge_requests, plan_batches, plan_groups
+from stereoset_eval.foundation.errors import UnknownNameError
+from stereoset_eval.scoring.methods import METHODS, get_method
+from stereoset_eval.scoring.methods.crows import ordered_roles, shared_positions
+from stereoset_eval.scoring.methods.pll import mask_sets, scored_positions
+from stereoset_eval.scoring.methods.stereoset_causal import with_final_punctuation
+from stereoset_eval.scoring.methods.stereoset_mlm import template_word
+from stereoset_eval.scoring.methods.stereoset_nsp import pair_input
+from stereoset_eval.scoring.records import ScoringError
+from stereoset_eval.scoring.requests import BatchRow, Request, merge_requests, plan_batches, plan_groups
 
 
 def test_registry_names_match_the_agreed_interface():
@@ -167,14 +167,14 @@ def test_methods_import_without_torch():
     import subprocess
     import sys
 
-    code = ("import sys; import scoring, scoring.methods, analysis.commands.score; "
+    code = ("import sys; import scoring, stereoset_eval.scoring.methods, stereoset_eval.cli.commands.score; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-@pytest.mark.parametrize("module", ["scoring.requests", "scoring.methods.stereoset_mlm", "scoring.methods.crows",
-                                    "scoring.methods.pll", "scoring.methods.stereoset_causal",
-                                    "scoring.methods.stereoset_nsp"])
+@pytest.mark.parametrize("module", ["stereoset_eval.scoring.requests", "stereoset_eval.scoring.methods.stereoset_mlm", "stereoset_eval.scoring.methods.crows",
+                                    "stereoset_eval.scoring.methods.pll", "stereoset_eval.scoring.methods.stereoset_causal",
+                                    "stereoset_eval.scoring.methods.stereoset_nsp"])
 def test_docstring_examples(module):
     import doctest
     import importlib

@@ -63,7 +63,7 @@ _DEFAULT_THREADS = _torch_default_threads()
 
 
 def _score(items, models_dir, model, method, **kw):
-    from scoring import score_items
+    from stereoset_eval.scoring import score_items
 
     with _default_threads():
         return score_items(items, model=str(models_dir / model), method=method, use_cache=False, **kw)

@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from analysis.cli import main
+from stereoset_eval.cli.main import main
 
 LS_KEY = "ls-SECRET-7f3a9c2e1b"
 HF_KEY = "hf_SECRETtoken9d8c7b6a5"
@@ -131,7 +131,7 @@ def test_label_studio_key_never_appears(echo_server, secret_env, all_logs, tmp_p
 
 
 def test_key_never_in_exceptions_or_their_context(echo_server):
-    from curation.labelstudio.server import LabelStudioError, connect
+    from stereoset_eval.curation.labelstudio.server import LabelStudioError, connect
 
     for key in (LS_KEY, f"{LS_KEY}\n", f"  {LS_KEY} "):  # a key read from a file keeps its newline
         with pytest.raises(LabelStudioError) as info:

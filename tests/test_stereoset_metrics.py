@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from analysis.errors import EmptyScopeError, ItemShapeError, MissingScoresError
-from analysis.stereoset_metrics import (
+from stereoset_eval.analysis.errors import EmptyScopeError, ItemShapeError, MissingScoresError
+from stereoset_eval.analysis.stereoset_metrics import (
     TargetCounts,
     count_by_target,
     evaluate_stereoset,
@@ -17,8 +17,8 @@ from analysis.stereoset_metrics import (
     icat_score,
     official_scores,
 )
-from analysis.stereoset_micro import evaluate_stereoset_micro
-from analysis.toy_items import pair_item, stereoset_item, stereoset_scores
+from stereoset_eval.analysis.stereoset_micro import evaluate_stereoset_micro
+from stereoset_eval.analysis.toy_items import pair_item, stereoset_item, stereoset_scores
 from conftest import load_golden
 
 TOL = 1e-9

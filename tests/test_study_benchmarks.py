@@ -6,10 +6,10 @@ import dataclasses
 
 import pytest
 
-from analysis.study.benchmarks import BenchmarkDataError, load_benchmarks, resolve_file
-from analysis.study.config import BenchmarkSpec, default_config, parse_config
-from curation.errors import ChecksumError
-from curation.pairs import origin_source
+from stereoset_eval.study.benchmarks import BenchmarkDataError, load_benchmarks, resolve_file
+from stereoset_eval.study.config import BenchmarkSpec, default_config, parse_config
+from stereoset_eval.foundation.errors import ChecksumError
+from stereoset_eval.curation.pairs import origin_source
 
 
 @pytest.fixture(scope="module")

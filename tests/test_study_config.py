@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import pytest
 
-from analysis.commands.study import apply_overrides, parse_model
-from analysis.study.config import (
+from stereoset_eval.cli.commands.study import apply_overrides, parse_model
+from stereoset_eval.study.config import (
     ModelSpec,
     StudyConfigError,
     default_config,
@@ -14,7 +14,7 @@ from analysis.study.config import (
     load_config,
     parse_config,
 )
-from analysis.study.plan import (
+from stereoset_eval.study.plan import (
     Job,
     PlanError,
     check_protocols,
@@ -242,8 +242,8 @@ def test_study_modules_import_without_torch_or_ray():
     import subprocess
     import sys
 
-    code = ("import sys\nimport analysis.study.run, analysis.commands.study, analysis.commands.demo\n"
-            "from analysis.study import default_config\ndefault_config()\n"
+    code = ("import sys\nimport stereoset_eval.study.run, stereoset_eval.cli.commands.study, stereoset_eval.cli.commands.demo\n"
+            "from stereoset_eval.study import default_config\ndefault_config()\n"
             "bad = [m for m in ('torch', 'transformers', 'ray') if m in sys.modules]\nassert not bad, bad\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
@@ -253,10 +253,10 @@ def test_study_package_loads_the_pipeline_on_first_use():
     import subprocess
     import sys
 
-    code = ("import sys\nimport analysis.study\nassert 'analysis.study.run' not in sys.modules\n"
-            "from analysis.study import run_study, StudyRun\nassert 'analysis.study.run' in sys.modules\n"
-            "import analysis.study.run as r\nassert run_study is r.run_study and StudyRun is r.StudyRun\n"
-            "try:\n    analysis.study.nothing\nexcept AttributeError as e:\n    assert 'nothing' in str(e)\n"
+    code = ("import sys\nimport stereoset_eval.study\nassert 'stereoset_eval.study.run' not in sys.modules\n"
+            "from stereoset_eval.study import run_study, StudyRun\nassert 'stereoset_eval.study.run' in sys.modules\n"
+            "import stereoset_eval.study.run as r\nassert run_study is r.run_study and StudyRun is r.StudyRun\n"
+            "try:\n    stereoset_eval.study.nothing\nexcept AttributeError as e:\n    assert 'nothing' in str(e)\n"
             "else:\n    raise SystemExit('no AttributeError')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

@@ -11,11 +11,11 @@ import types
 
 import pytest
 
-from analysis.study import executors
-from analysis.study.config import ModelSpec
-from analysis.study.executors import JobResult, LocalExecutor, RayExecutor, ScoreSettings, make_executor
-from analysis.study.plan import Job
-from curation.errors import StereosetEvalError, UnknownNameError
+from stereoset_eval.study import executors
+from stereoset_eval.study.config import ModelSpec
+from stereoset_eval.study.executors import JobResult, LocalExecutor, RayExecutor, ScoreSettings, make_executor
+from stereoset_eval.study.plan import Job
+from stereoset_eval.foundation.errors import StereosetEvalError, UnknownNameError
 
 JOBS = [Job(ModelSpec(f"m{i}", f"m{i}"), "masked", bench, "pll") for i in range(2) for bench in ("A", "B")]
 ITEMS = {"A": ["a1", "a2"], "B": ["b1"], "unused": ["x"]}
@@ -159,7 +159,7 @@ def test_make_executor():
 
 
 def test_run_job_passes_every_scoring_setting_to_score_items(monkeypatch):
-    import scoring.api
+    import stereoset_eval.scoring.api
 
     seen = {}
 
@@ -170,7 +170,7 @@ def test_run_job_passes_every_scoring_setting_to_score_items(monkeypatch):
         seen.update(kwargs)
         return Result()
 
-    monkeypatch.setattr(scoring.api, "score_items", fake_score_items)
+    monkeypatch.setattr(stereoset_eval.scoring.api, "score_items", fake_score_items)
     settings = ScoreSettings(device="cpu", dtype="fp32", batch_tokens=512, last_layer="all", cache_dir="/c",
                              use_cache=False)
     executors.run_job(JOBS[0], ["a1"], settings)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
-from analysis.study import parse_config, run_study
-from analysis.study.executors import LocalExecutor, RayExecutor
+from stereoset_eval.study import parse_config, run_study
+from stereoset_eval.study.executors import LocalExecutor, RayExecutor
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::UserWarning")]
 

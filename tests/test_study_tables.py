@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.correlation import CorrelationInputError, balance_table, correlation_by_category
-from analysis.pair_metrics import balanced_ss, pair_ss
-from analysis.report_build import ModelResults
-from analysis.study_tables import long_scores, pre_post_scores
-from analysis.toy_items import pair_item, pair_scores
+from stereoset_eval.analysis.correlation import CorrelationInputError, balance_table, correlation_by_category
+from stereoset_eval.analysis.pair_metrics import balanced_ss, pair_ss
+from stereoset_eval.analysis.report_build import ModelResults
+from stereoset_eval.analysis.study_tables import long_scores, pre_post_scores
+from stereoset_eval.analysis.toy_items import pair_item, pair_scores
 
 
 def model(name, shift):

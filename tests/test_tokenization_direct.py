@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.backends import load_backend
+from stereoset_eval.scoring.backends import load_backend
 
 KINDS = {"tiny-bert": "masked", "tiny-roberta": "masked", "tiny-gpt2": "causal"}
 

@@ -16,7 +16,7 @@ from typing import Callable, Hashable, Sequence
 
 import pandas as pd
 
-from curation.labelstudio.annotations import Annotation
+from stereoset_eval.curation.labelstudio.annotations import Annotation
 
 AGREEMENT_COLUMNS: tuple[str, ...] = ("field", "annotator_a", "annotator_b", "n", "observed", "expected", "kappa")
 
@@ -68,7 +68,7 @@ def pairwise_agreement(annotations: Sequence[Annotation], *, pitfall_names: Sequ
     """Kappa per field for every pair of annotators (columns :data:`AGREEMENT_COLUMNS`).
 
     ``annotations`` must hold at most one annotation per (item, annotator), as
-    :func:`curation.labelstudio.annotations.parse_export` returns them.
+    :func:`stereoset_eval.curation.labelstudio.annotations.parse_export` returns them.
     """
     by_annotator: dict[str, dict[str, Annotation]] = {}
     for ann in annotations:

@@ -29,9 +29,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from curation.errors import DataFormatError
-from curation.items import PAIR_ROLES
-from curation.labelstudio import config as cfg
+from stereoset_eval.foundation.errors import DataFormatError
+from stereoset_eval.foundation.items import PAIR_ROLES
+from stereoset_eval.curation.labelstudio import config as cfg
 
 ISSUE_KINDS: tuple[str, ...] = (
     "never_annotated", "cancelled", "empty", "superseded", "missing_field", "unknown_value", "unknown_item",

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Sequence
 from xml.sax.saxutils import quoteattr
 
-from curation.errors import StereosetEvalError
-from curation.items import PAIR_ROLES
-from curation.labelstudio.pitfalls import Pitfall
+from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.items import PAIR_ROLES
+from stereoset_eval.curation.labelstudio.pitfalls import Pitfall
 
 CONFIG_MARKER = "stereoset-eval pair review v1"
 DIMENSIONS: tuple[str, ...] = (

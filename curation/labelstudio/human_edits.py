@@ -1,7 +1,7 @@
 """A person's rewrite of a sentence as token edits, when the token model can express it.
 
-Curated items record automatic edits as :class:`~curation.items.Edit` token substitutions
-(over the lossless :func:`curation.text.tokenize`); replaying them in reverse rebuilds
+Curated items record automatic edits as :class:`~stereoset_eval.foundation.items.Edit` token substitutions
+(over the lossless :func:`stereoset_eval.curation.text.tokenize`); replaying them in reverse rebuilds
 the source sentence. A human edit that only substitutes tokens ("Brad" -> "Linda") is
 appended to those edits, so the chain source -> proposed -> final stays reversible. A
 rewrite that inserts or deletes tokens cannot be written as substitutions: it is then
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import difflib
 
-from curation.items import Edit
-from curation.text import tokenize
+from stereoset_eval.foundation.items import Edit
+from stereoset_eval.curation.text import tokenize
 
 
 def substitution_edits(old: str, new: str, role: str) -> tuple[Edit, ...] | None:

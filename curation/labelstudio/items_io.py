@@ -3,7 +3,7 @@
 The review round trip needs the items exactly as pushed (flags, dimension, provenance),
 so this is the interchange format of ``stereoset-eval annotate``. :func:`load_review_items`
 also reads what ``stereoset-eval curate`` writes: a version folder, or its ``pairs.csv`` /
-``pairs.parquet`` (:func:`curation.pairs_io.load_pairs`).
+``pairs.parquet`` (:func:`stereoset_eval.curation.loaders.pairs_csv.load_pairs`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from curation.atomic import atomic_write_text
-from curation.errors import DataFormatError, StereosetEvalError
-from curation.items import Edit, Flag, Item, Provenance, Sentence
+from stereoset_eval.foundation.atomic import atomic_write_text
+from stereoset_eval.foundation.errors import DataFormatError, StereosetEvalError
+from stereoset_eval.foundation.items import Edit, Flag, Item, Provenance, Sentence
 
 
 def item_from_dict(d: Mapping[str, Any]) -> Item:
@@ -74,7 +74,7 @@ def pairs_file_of(path: str | Path) -> Path:
 def load_review_items(path: str | Path) -> list[Item]:
     """Curated items to review: items JSON lines, a pairs CSV/TSV/parquet, or a version folder.
 
-    Pair tables go through :func:`curation.pairs_io.load_pairs` (ids, flags, dimension and
+    Pair tables go through :func:`stereoset_eval.curation.loaders.pairs_csv.load_pairs` (ids, flags, dimension and
     provenance columns restored), so the items pushed from ``pairs.csv`` are the ones the
     merge later matches by id.
     """
@@ -85,7 +85,7 @@ def load_review_items(path: str | Path) -> list[Item]:
     if suffix == ".jsonl":
         return read_items_jsonl(path)
     if suffix in PAIR_TABLE_SUFFIXES:
-        from curation.pairs_io import load_pairs
+        from stereoset_eval.curation.loaders.pairs_csv import load_pairs
 
         return load_pairs(path)
     raise StereosetEvalError(f"{path}: cannot read items from a {suffix or 'suffix-less'} file; give items JSON "

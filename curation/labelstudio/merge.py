@@ -9,9 +9,9 @@ the reason), and ``decisions`` has one row per input item saying who decided wha
 Provenance of a human decision travels with the item as an ``info`` flag
 ``human_review`` whose evidence names the annotator, the annotation id and time, the
 adjudication rule, and for edits the old and new sentence of each edited role. A human
-dimension replaces the automatic tag (:func:`curation.dimensions.with_tag`, source
+dimension replaces the automatic tag (:func:`stereoset_eval.curation.dimensions.with_tag`, source
 ``human``; ``unclear`` = a person found no dimension); a human edit made of token
-substitutions is appended to ``provenance.edits`` (:mod:`~curation.labelstudio.human_edits`).
+substitutions is appended to ``provenance.edits`` (:mod:`~stereoset_eval.curation.labelstudio.human_edits`).
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from curation import __version__
-from curation.errors import StereosetEvalError, UnknownNameError
-from curation.dimensions import DimensionTag, with_tag
-from curation.items import PAIR_ROLES, Edit, Flag, Item, Sentence
-from curation.labelstudio import config as cfg
-from curation.labelstudio.annotations import Annotation, ParsedExport, time_key
-from curation.labelstudio.human_edits import substitution_edits
-from curation.labelstudio.pitfalls import Pitfall, catalogue_fingerprint, model_version
-from curation.labelstudio.tasks import proposed_decision
+from stereoset_eval import __version__
+from stereoset_eval.foundation.errors import StereosetEvalError, UnknownNameError
+from stereoset_eval.curation.dimensions import DimensionTag, with_tag
+from stereoset_eval.foundation.items import PAIR_ROLES, Edit, Flag, Item, Sentence
+from stereoset_eval.curation.labelstudio import config as cfg
+from stereoset_eval.curation.labelstudio.annotations import Annotation, ParsedExport, time_key
+from stereoset_eval.curation.labelstudio.human_edits import substitution_edits
+from stereoset_eval.curation.labelstudio.pitfalls import Pitfall, catalogue_fingerprint, model_version
+from stereoset_eval.curation.labelstudio.tasks import proposed_decision
 
 ADJUDICATION_RULES: dict[str, str] = {
     "primary": "the primary annotator's annotation wins; items the primary annotator did not "

@@ -1,7 +1,7 @@
 """The pitfall catalogue shown to annotators: automatic rules plus judgement pitfalls.
 
-Names come from the rule registry at runtime (``curation.rules.RULES`` and
-``curation.rules.JUDGEMENT_PITFALLS``, imported lazily), so a rule added to the registry
+Names come from the rule registry at runtime (``stereoset_eval.curation.rules.RULES`` and
+``stereoset_eval.curation.rules.JUDGEMENT_PITFALLS``, imported lazily), so a rule added to the registry
 appears in the next labeling config without touching this package. The fingerprint of
 the catalogue goes into every prediction's ``model_version``: annotations made against
 one rule set can always be told apart from those made against another.
@@ -13,8 +13,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from curation import __version__
-from curation.errors import StereosetEvalError
+from stereoset_eval import __version__
+from stereoset_eval.foundation.errors import StereosetEvalError
 
 
 @dataclass(frozen=True)
@@ -70,16 +70,16 @@ def catalogue_from_registry(rules: Mapping[str, Any], judgement: Any = ()) -> tu
         if name not in seen:
             seen[name] = Pitfall(name, _description(entry), False)
     if not seen:
-        raise StereosetEvalError("the pitfall catalogue is empty: curation.rules.RULES has no rules")
+        raise StereosetEvalError("the pitfall catalogue is empty: stereoset_eval.curation.rules.RULES has no rules")
     return tuple(seen.values())
 
 
 def default_catalogue() -> tuple[Pitfall, ...]:
-    """The catalogue of the installed rule registry (``curation.rules``)."""
+    """The catalogue of the installed rule registry (``stereoset_eval.curation.rules``)."""
     try:
-        from curation import rules
+        from stereoset_eval.curation import rules
     except ImportError as exc:  # the registry is part of the package; absent = broken install
-        raise StereosetEvalError(f"cannot build the pitfall catalogue: curation.rules is not importable ({exc})") from exc
+        raise StereosetEvalError(f"cannot build the pitfall catalogue: stereoset_eval.curation.rules is not importable ({exc})") from exc
     return catalogue_from_registry(rules.RULES, getattr(rules, "JUDGEMENT_PITFALLS", ()))
 
 

@@ -19,10 +19,10 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from curation.atomic import atomic_path, atomic_write_json, atomic_write_text
-from curation.labelstudio.annotations import ParsedExport
-from curation.labelstudio.items_io import write_items_jsonl
-from curation.labelstudio.merge import MergeResult
+from stereoset_eval.foundation.atomic import atomic_path, atomic_write_json, atomic_write_text
+from stereoset_eval.curation.labelstudio.annotations import ParsedExport
+from stereoset_eval.curation.labelstudio.items_io import write_items_jsonl
+from stereoset_eval.curation.labelstudio.merge import MergeResult
 
 
 def _clean(value: Any) -> Any:

@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from curation.errors import StereosetEvalError
-from curation.labelstudio import config as cfg
+from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.curation.labelstudio import config as cfg
 
 API_KEY_ENV = "LABEL_STUDIO_API_KEY"
 IMPORT_BATCH = 500
@@ -172,7 +172,7 @@ def push_tasks(
     ``annotators_per_task`` sets the project's overlap (Label Studio
     ``maximum_annotations``) so agreement can be measured.
     """
-    from curation.labelstudio.tasks import validate_tasks
+    from stereoset_eval.curation.labelstudio.tasks import validate_tasks
 
     cfg.validate_config(config_xml)
     validate_tasks(tasks, config_xml)
@@ -231,6 +231,6 @@ def pull_export(conn: Connection, project_id: int, *, timeout: float = 120.0) ->
 
 def _reference_xml() -> str:
     """A config with our controls (pitfall list irrelevant: pitfalls are not compared)."""
-    from curation.labelstudio.pitfalls import Pitfall
+    from stereoset_eval.curation.labelstudio.pitfalls import Pitfall
 
     return cfg.labeling_config([Pitfall("any", "", True)])

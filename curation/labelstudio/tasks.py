@@ -4,7 +4,7 @@ Each task's ``data`` holds the pair and what the annotator needs to judge it; it
 prediction carries the toolkit's automatic proposal: the pitfalls the rules found, the
 dimension tag, the proposed decision and the proposed sentences (which pre-fill the text
 areas). ``model_version`` names the tool version and the rule set
-(:func:`curation.labelstudio.pitfalls.model_version`).
+(:func:`stereoset_eval.curation.labelstudio.pitfalls.model_version`).
 
 The proposed decision is ``remove`` when an automatic pitfall flag has severity
 ``error`` and ``keep`` otherwise: automatic edits (e.g. the gender swap) are already in
@@ -16,11 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from curation.atomic import atomic_write_json
-from curation.errors import StereosetEvalError
-from curation.items import PAIR_ROLES, Item
-from curation.labelstudio import config as cfg
-from curation.labelstudio.pitfalls import Pitfall, default_catalogue, model_version
+from stereoset_eval.foundation.atomic import atomic_write_json
+from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.items import PAIR_ROLES, Item
+from stereoset_eval.curation.labelstudio import config as cfg
+from stereoset_eval.curation.labelstudio.pitfalls import Pitfall, default_catalogue, model_version
 
 NOT_EDITED = "(not edited)"
 
@@ -30,10 +30,10 @@ def original_texts(item: Item, parent: Item | None = None) -> dict[str, str]:
 
     With the parent item, each role's original is the parent sentence named by
     ``provenance.sentence_origins`` (default: the same role). Without it, the recorded
-    edits are reverted (:func:`curation.gender_swap.revert_edits`); when they do not line
+    edits are reverted (:func:`stereoset_eval.curation.gender_swap.revert_edits`); when they do not line
     up with the sentence, the edits themselves are listed. Unknown stays explicit.
     """
-    from curation.gender_swap import revert_edits
+    from stereoset_eval.curation.gender_swap import revert_edits
 
     origins = dict(item.provenance.sentence_origins)
     out: dict[str, str] = {}

@@ -1,9 +1,9 @@
-"""A reviewed curated version: the merged items written through :mod:`curation.export`.
+"""A reviewed curated version: the merged items written through :mod:`stereoset_eval.curation.export`.
 
 ``stereoset-eval annotate merge`` writes the same layout as ``stereoset-eval curate``
 (dataset card, ``pairs.csv`` / ``pairs.parquet`` in the BMNE schema, ``hf_dataset/``, rule
 tables, ``removed.csv``, ``statistics/``, ``provenance.json``) plus ``review/`` (the files
-of :func:`curation.labelstudio.report.write_review`); the card carries the review section
+of :func:`stereoset_eval.curation.labelstudio.report.write_review`); the card carries the review section
 (agreement, disagreements, adjudication rule). Everything is built in one temporary folder
 and swapped into place, so a crash leaves the previous version.
 
@@ -22,15 +22,15 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from curation import __version__
-from curation.atomic import atomic_directory
-from curation.errors import DataFormatError
-from curation.items import Item
-from curation.labelstudio.annotations import ParsedExport
-from curation.labelstudio.items_io import VERSION_PAIR_FILES
-from curation.labelstudio.merge import REVIEW_FLAG, MergeResult
-from curation.pairs import origin_of, origin_source
-from curation.stats import jaccard_summary
+from stereoset_eval import __version__
+from stereoset_eval.foundation.atomic import atomic_directory
+from stereoset_eval.foundation.errors import DataFormatError
+from stereoset_eval.foundation.items import Item
+from stereoset_eval.curation.labelstudio.annotations import ParsedExport
+from stereoset_eval.curation.labelstudio.items_io import VERSION_PAIR_FILES
+from stereoset_eval.curation.labelstudio.merge import REVIEW_FLAG, MergeResult
+from stereoset_eval.curation.pairs import origin_of, origin_source
+from stereoset_eval.curation.stats import jaccard_summary
 
 REMOVED_COLUMNS: tuple[str, ...] = (
     "item_id", "source_id", "status", "rule", "reason", "stage", "decision_source", "annotator", "annotation_id",
@@ -68,14 +68,14 @@ def prior_curation(items_path: str | Path) -> PriorCuration:
 
 
 def review_jaccard(before: Mapping[str, Item], items: Sequence[Item]) -> pd.DataFrame:
-    """Jaccard of each curated sentence with its source sentence (as :func:`curation.stats.jaccard_table`).
+    """Jaccard of each curated sentence with its source sentence (as :func:`stereoset_eval.curation.stats.jaccard_table`).
 
     The source sentence is rebuilt from the item *as it was pushed* (its automatic edits
     reverted), so sentences a person rewrote are compared with the source too. A sentence
     counts as edited when it has automatic edits or a person changed it.
     """
-    from curation.gender_swap import original_text
-    from curation.text import jaccard
+    from stereoset_eval.curation.gender_swap import original_text
+    from stereoset_eval.curation.text import jaccard
 
     edited: dict[str, list[float]] = defaultdict(list)
     every: dict[str, list[float]] = defaultdict(list)
@@ -138,7 +138,7 @@ def _review_removed_rows(before: Mapping[str, Item], merge: MergeResult) -> list
 
 @dataclass
 class ReviewedVersion:
-    """Everything :func:`curation.export.write_curation` and the dataset card read."""
+    """Everything :func:`stereoset_eval.curation.export.write_curation` and the dataset card read."""
 
     items: list[Item]
     pairs: list[Item]
@@ -164,10 +164,10 @@ def reviewed_version(before: Sequence[Item], merge: MergeResult, *, inputs: Sequ
     ``inputs`` describes the files read (``benchmark``, ``file``, ``sha256``,
     ``items_loaded``) for the card and ``provenance.json``.
     """
-    from curation.dimensions import DEFAULT_PRIORITY, DIMENSIONS
-    from curation.lexicon import lexicon_sha256
-    from curation.rules import RULES_VERSION, rule_summary
-    from curation.stats import category_table, length_table
+    from stereoset_eval.curation.dimensions import DEFAULT_PRIORITY, DIMENSIONS
+    from stereoset_eval.curation.lexicon import lexicon_sha256
+    from stereoset_eval.curation.rules import RULES_VERSION, rule_summary
+    from stereoset_eval.curation.stats import category_table, length_table
 
     prior = prior or PriorCuration()
     by_id = {it.id: it for it in before}
@@ -202,9 +202,9 @@ def write_reviewed_version(out: str | Path, version: ReviewedVersion, merge: Mer
                            agreement: pd.DataFrame, *, name: str, source: str,
                            run: Mapping[str, Any] | None = None) -> dict[str, Path]:
     """Write ``version`` like ``curate`` does, with the review section and ``review/`` files."""
-    from curation.card import dataset_card
-    from curation.export import write_curation
-    from curation.labelstudio.report import report_markdown, review_report, write_review
+    from stereoset_eval.curation.card import dataset_card
+    from stereoset_eval.curation.export import write_curation
+    from stereoset_eval.curation.labelstudio.report import report_markdown, review_report, write_review
 
     out = Path(out)
     card = dataset_card(version, version=name,

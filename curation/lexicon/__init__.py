@@ -16,7 +16,7 @@ import hashlib
 import json
 from functools import lru_cache
 
-from curation.lexicon import dimension_terms, function_words, gender_terms, group_terms, names
+from stereoset_eval.curation.lexicon import dimension_terms, function_words, gender_terms, group_terms, names
 
 
 def _build() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:

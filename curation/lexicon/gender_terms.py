@@ -5,7 +5,7 @@ are derived (``-man`` → ``-men``, ``-y`` → ``-ies``, sibilants → ``-es``, 
 unless ``IRREGULAR_PLURALS`` names them. ``ONE_WAY`` lists terms with no exact counterpart
 that map one way only (``guy`` → ``girl``, while ``girl`` → ``boy``). ``AMBIGUOUS`` names
 the two words whose counterpart depends on context (``her`` → ``his``/``him``, ``his`` →
-``her``/``hers``); :mod:`curation.gender_swap` decides them and records how.
+``her``/``hers``); :mod:`stereoset_eval.curation.gender_swap` decides them and records how.
 
 Left out on purpose (documented so nobody "fixes" it): gendered adjectives such as
 ``masculine``/``feminine``/``girly``/``manly`` are *attributes* of a stereotype, not

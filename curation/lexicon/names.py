@@ -6,7 +6,7 @@ is a gender perturbation, a sentence whose only gender marker is a name cannot b
 and ``Jason decorated her new home`` is inconsistent. Names read as either gender are in
 ``UNISEX`` (recognised as names, no gender). The lists cover the names in the gender items
 of StereoSet and CrowS-Pairs plus common US first names; an unlisted capitalised word
-inside a sentence is treated as a possible name by :mod:`curation.spans`.
+inside a sentence is treated as a possible name by :mod:`stereoset_eval.curation.spans`.
 """
 
 from __future__ import annotations

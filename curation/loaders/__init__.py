@@ -1,1 +1,1 @@
-"""Loaders: raw benchmark files in, :class:`curation.items.Item` lists out."""
+"""Loaders: raw benchmark files in, :class:`stereoset_eval.foundation.items.Item` lists out."""

@@ -27,7 +27,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from curation.items import Flag, Item
+from stereoset_eval.foundation.items import Flag, Item
 
 _PUNCT_TABLE = str.maketrans("", "", string.punctuation)
 
@@ -78,7 +78,7 @@ def stereoset_load_flags(items: list[Item]) -> list[Item]:
 @lru_cache(maxsize=1)
 def known_errata() -> dict[str, Any]:
     """The errata table shipped in ``data/known_errata.json`` (keyed by file sha256)."""
-    text = resources.files("data").joinpath("known_errata.json").read_text(encoding="utf-8")
+    text = resources.files("stereoset_eval.data").joinpath("known_errata.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

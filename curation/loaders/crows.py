@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curation.errors import DataFormatError
-from curation.items import DIRECTIONS, Flag, Item, Provenance, Sentence
-from curation.loaders._files import file_sha256, read_text_strict
-from curation.loaders.anomalies import crows_load_flags
-from curation.loaders.stereoset_table import read_table
+from stereoset_eval.foundation.errors import DataFormatError
+from stereoset_eval.foundation.items import DIRECTIONS, Flag, Item, Provenance, Sentence
+from stereoset_eval.foundation.files import file_sha256, read_text_strict
+from stereoset_eval.curation.loaders.anomalies import crows_load_flags
+from stereoset_eval.curation.loaders.stereoset_table import read_table
 
 CROWS_BIAS_TYPES: tuple[str, ...] = (
     "race-color", "gender", "socioeconomic", "nationality", "religion", "age",

@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from curation.errors import DataFormatError, UnknownNameError
-from curation.items import Item
-from curation.loaders.crows import load_crows_pairs
-from curation.loaders.stereoset_json import load_stereoset_json
-from curation.loaders.stereoset_jsonl import load_stereoset_jsonl
-from curation.loaders.stereoset_table import load_stereoset_table
+from stereoset_eval.foundation.errors import DataFormatError, UnknownNameError
+from stereoset_eval.foundation.items import Item
+from stereoset_eval.curation.loaders.crows import load_crows_pairs
+from stereoset_eval.curation.loaders.stereoset_json import load_stereoset_json
+from stereoset_eval.curation.loaders.stereoset_jsonl import load_stereoset_jsonl
+from stereoset_eval.curation.loaders.stereoset_table import load_stereoset_table
 
 BENCHMARKS: dict[str, str] = {
     "stereoset": "StereoSet (Nadeem et al. 2021): intrasentence + intersentence",
@@ -76,7 +76,7 @@ def loader_for(fmt: str) -> Callable[[Path], list[Item]]:
         "crows-revised-tsv": lambda p: load_crows_pairs(p, revised=True),
     }
     try:
-        from curation.pairs_io import load_pairs  # provided by the curation export module
+        from stereoset_eval.curation.loaders.pairs_csv import load_pairs  # provided by the stereoset_eval.curation export module
 
         table["pairs-csv"] = load_pairs
     except ImportError:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from curation.errors import DataFormatError, StereosetEvalError
-from curation.items import STEREOSET_TASKS, Item
-from curation.loaders.stereoset_records import SentenceRecord, build_stereoset_items, normalise_gold_label
+from stereoset_eval.foundation.errors import DataFormatError, StereosetEvalError
+from stereoset_eval.foundation.items import STEREOSET_TASKS, Item
+from stereoset_eval.curation.loaders.stereoset_records import SentenceRecord, build_stereoset_items, normalise_gold_label
 
 HUB_DATASET = "McGill-NLP/stereoset"
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from curation.errors import DataFormatError
-from curation.items import STEREOSET_TASKS, Item
-from curation.loaders._files import file_sha256, read_text_strict
-from curation.loaders.stereoset_records import (
+from stereoset_eval.foundation.errors import DataFormatError
+from stereoset_eval.foundation.items import STEREOSET_TASKS, Item
+from stereoset_eval.foundation.files import file_sha256, read_text_strict
+from stereoset_eval.curation.loaders.stereoset_records import (
     SentenceRecord, build_stereoset_items, normalise_gold_label,
 )
 

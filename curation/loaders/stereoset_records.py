@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from curation.errors import DataFormatError
-from curation.items import STEREOSET_ROLES, STEREOSET_TASKS, Item, Provenance, Sentence
+from stereoset_eval.foundation.errors import DataFormatError
+from stereoset_eval.foundation.items import STEREOSET_ROLES, STEREOSET_TASKS, Item, Provenance, Sentence
 
 GOLD_LABEL_ALIASES: dict[str, str] = {
     "stereotype": "stereotype",
@@ -87,7 +87,7 @@ def build_stereoset_items(
     example whose fields disagree between its rows, an example without exactly one
     sentence of each gold role.
     """
-    from curation.loaders.anomalies import stereoset_load_flags
+    from stereoset_eval.curation.loaders.anomalies import stereoset_load_flags
 
     seen_sentence_ids: dict[str, int] = {}
     groups: "OrderedDict[tuple[str, str], list[SentenceRecord]]" = OrderedDict()

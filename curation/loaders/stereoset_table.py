@@ -16,10 +16,10 @@ from typing import Mapping
 
 import pandas as pd
 
-from curation.errors import DataFormatError
-from curation.items import Item
-from curation.loaders._files import file_sha256, read_text_strict
-from curation.loaders.stereoset_records import (
+from stereoset_eval.foundation.errors import DataFormatError
+from stereoset_eval.foundation.items import Item
+from stereoset_eval.foundation.files import file_sha256, read_text_strict
+from stereoset_eval.curation.loaders.stereoset_records import (
     SentenceRecord, build_stereoset_items, normalise_gold_label, normalise_task,
 )
 

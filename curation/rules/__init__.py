@@ -11,10 +11,10 @@ Interface used by other parts (the Label Studio round trip builds its choices fr
   curated dataset's provenance together with the lexicon checksum.
 """
 
-from curation.rules.registry import RULES, DuplicateRuleError, Rule, get_rule, judgement_pitfall, register, rule
-from curation.rules import pair_rules, text_rules  # noqa: F401  (registers the automatic rules)
-from curation.rules.judgement import JUDGEMENT_PITFALLS
-from curation.rules.runner import RuleConfig, RuleContext, RuleFailure, RuleRun, rule_summary, run_rules
+from stereoset_eval.curation.rules.registry import RULES, DuplicateRuleError, Rule, get_rule, judgement_pitfall, register, rule
+from stereoset_eval.curation.rules import pair_rules, text_rules  # noqa: F401  (registers the automatic rules)
+from stereoset_eval.curation.rules.judgement import JUDGEMENT_PITFALLS
+from stereoset_eval.curation.rules.runner import RuleConfig, RuleContext, RuleFailure, RuleRun, rule_summary, run_rules
 
 RULES_VERSION = "1.0"
 

@@ -7,7 +7,7 @@ with these names arrive on items from human review, never from the runner.
 
 from __future__ import annotations
 
-from curation.rules.registry import judgement_pitfall
+from stereoset_eval.curation.rules.registry import judgement_pitfall
 
 JUDGEMENT_PITFALLS: list[str] = [
     judgement_pitfall(

@@ -1,17 +1,17 @@
-"""Rules about how the two sentences of a pair differ (token diff, :mod:`curation.spans`).
+"""Rules about how the two sentences of a pair differ (token diff, :mod:`stereoset_eval.curation.spans`).
 
 A valid gender minimal pair differs only by gendered words or names (one consistent
 swap, possibly at several positions: he/she … his/her). These rules flag the other cases;
-``attribute_perturbation`` is the trigger of normalisation (:mod:`curation.normalise`).
+``attribute_perturbation`` is the trigger of normalisation (:mod:`stereoset_eval.curation.normalise`).
 """
 
 from __future__ import annotations
 
-from curation.items import Flag, Item
-from curation.rules.registry import RULES, rule
-from curation.spans import is_group_term, term_info
-from curation.lexicon.gender_terms import plural
-from curation.text import is_word, split_clitic, words
+from stereoset_eval.foundation.items import Flag, Item
+from stereoset_eval.curation.rules.registry import RULES, rule
+from stereoset_eval.curation.spans import is_group_term, term_info
+from stereoset_eval.curation.lexicon.gender_terms import plural
+from stereoset_eval.curation.text import is_word, split_clitic, words
 
 
 def _has_target(text: str, target: str) -> bool:

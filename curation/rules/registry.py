@@ -1,8 +1,8 @@
 """The pitfall-rule registry: ``RULES`` (name -> :class:`Rule`), filled by ``@rule``.
 
 A rule is a plain function ``(item, ctx) -> Flag | None`` (``ctx`` is the runner's
-:class:`~curation.rules.runner.RuleContext`: configuration, cached pair analyses,
-dataset-wide duplicate look-ups). Automatic rules run in :func:`~curation.rules.runner.run_rules`;
+:class:`~stereoset_eval.curation.rules.runner.RuleContext`: configuration, cached pair analyses,
+dataset-wide duplicate look-ups). Automatic rules run in :func:`~stereoset_eval.curation.rules.runner.run_rules`;
 non-automatic entries (judgement pitfalls) have no function: a person decides them, e.g.
 in the Label Studio round trip, and their flags arrive on the items from there.
 Registering a name twice is an error, never a silent overwrite.
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from curation.errors import StereosetEvalError, UnknownNameError
-from curation.items import SEVERITIES, Flag, Item
+from stereoset_eval.foundation.errors import StereosetEvalError, UnknownNameError
+from stereoset_eval.foundation.items import SEVERITIES, Flag, Item
 
 RuleFn = Callable[[Item, Any], "Flag | None"]
 

@@ -16,11 +16,11 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-from curation.items import Flag, Item
-from curation.pairs import INSTANCE_SEPARATOR, origin_source
-from curation.rules.registry import RULES, DuplicateRuleError, Rule
-from curation.spans import PairAnalysis, analyse_pair
-from curation.text import words
+from stereoset_eval.foundation.items import Flag, Item
+from stereoset_eval.curation.pairs import INSTANCE_SEPARATOR, origin_source
+from stereoset_eval.curation.rules.registry import RULES, DuplicateRuleError, Rule
+from stereoset_eval.curation.spans import PairAnalysis, analyse_pair
+from stereoset_eval.curation.text import words
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from curation.gender_swap import next_words, resolve_her
-from curation.items import DIRECTIONS, Flag, Item
-from curation.loaders.crows import CROWS_BIAS_TYPES
-from curation.rules.registry import RULES, rule
-from curation.spans import term_info
-from curation.text import SENTENCE_END, is_word, split_clitic, tokenize, whitespace_words
+from stereoset_eval.curation.gender_swap import next_words, resolve_her
+from stereoset_eval.foundation.items import DIRECTIONS, Flag, Item
+from stereoset_eval.curation.loaders.crows import CROWS_BIAS_TYPES
+from stereoset_eval.curation.rules.registry import RULES, rule
+from stereoset_eval.curation.spans import term_info
+from stereoset_eval.curation.text import SENTENCE_END, is_word, split_clitic, tokenize, whitespace_words
 
 STEREOSET_BIAS_TYPES = ("gender", "profession", "race", "religion")
 REFLEXIVES = {"himself": "male", "herself": "female"}
@@ -127,7 +127,7 @@ def near_duplicate(item: Item, ctx) -> Flag | None:
 
 @rule("blank_anomaly",
       description="StereoSet BLANK anomaly found at load time (two BLANKs, BLANK at the start, BLANK glued "
-                  "to letters; see curation.loaders.anomalies).")
+                  "to letters; see stereoset_eval.curation.loaders.anomalies).")
 def blank_anomaly(item: Item, ctx) -> Flag | None:
     found = [f for f in item.flags if f.rule in BLANK_RULES]
     if not found:

@@ -1,4 +1,4 @@
-"""The registry of scoring methods: ``METHODS`` (name -> :class:`~scoring.methods.base.Method`).
+"""The registry of scoring methods: ``METHODS`` (name -> :class:`~stereoset_eval.scoring.methods.base.Method`).
 
 =========================  =======  ==========================================================
 name                       model    number per sentence
@@ -16,9 +16,9 @@ causal-ll                  causal   summed log-likelihood after the BOS token (l
 
 from __future__ import annotations
 
-from curation.errors import UnknownNameError
-from scoring.methods import causal_ll, crows, pll, stereoset_causal, stereoset_mlm, stereoset_nsp
-from scoring.methods.base import Method
+from stereoset_eval.foundation.errors import UnknownNameError
+from stereoset_eval.scoring.methods import causal_ll, crows, pll, stereoset_causal, stereoset_mlm, stereoset_nsp
+from stereoset_eval.scoring.methods.base import Method
 
 METHODS: dict[str, Method] = {
     m.name: m

@@ -4,7 +4,7 @@ A method is four small functions over one scorer interface:
 
 1. ``units(items, options)`` — what is scored and cached together (a sentence, or a CrowS pair
    whose two sentences are aligned with each other), with the texts it reads (the cache key);
-2. ``prepare(unit, tokenizer, options)`` — the forward-pass :class:`~scoring.requests.Request`
+2. ``prepare(unit, tokenizer, options)`` — the forward-pass :class:`~stereoset_eval.scoring.requests.Request`
    objects it needs, and any state the reduction needs;
 3. the engine runs the requests (batched, deduplicated) and hands back, per request, the
    natural-log probabilities of its gathers;
@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from curation.items import Item
-from scoring.records import ScoringError
-from scoring.requests import Request
-from scoring.tokenization import TokenizerView
+from stereoset_eval.foundation.items import Item
+from stereoset_eval.scoring.records import ScoringError
+from stereoset_eval.scoring.requests import Request
+from stereoset_eval.scoring.tokenization import TokenizerView
 
 MODEL_KINDS: dict[str, str] = {
     "masked": "AutoModelForMaskedLM",
@@ -81,7 +81,7 @@ SentenceResult = dict[str, Any]
 
 @dataclass(frozen=True)
 class Method:
-    """A named scoring method (see :data:`scoring.methods.METHODS`).
+    """A named scoring method (see :data:`stereoset_eval.scoring.methods.METHODS`).
 
     Attributes:
         name: registry name.

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from scoring.methods.base import (
+from stereoset_eval.scoring.methods.base import (
     Method, Option, Prepared, SentenceResult, UnitSpec, accepts_any_sentences, single_sentence_units, unit_error,
 )
-from scoring.methods.stereoset_causal import resolve as resolve_start_token
-from scoring.methods.stereoset_causal import start_id
-from scoring.requests import Request
-from scoring.tokenization import TokenizerView
+from stereoset_eval.scoring.methods.stereoset_causal import resolve as resolve_start_token
+from stereoset_eval.scoring.methods.stereoset_causal import start_id
+from stereoset_eval.scoring.requests import Request
+from stereoset_eval.scoring.tokenization import TokenizerView
 
 NAME = "causal-ll"
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 import difflib
 from typing import Any, Mapping, Sequence
 
-from curation.items import Item
-from scoring.methods.base import Method, Option, Prepared, SentenceResult, UnitSpec, is_int_or_none
-from scoring.requests import Request
-from scoring.tokenization import TokenizerView
+from stereoset_eval.foundation.items import Item
+from stereoset_eval.scoring.methods.base import Method, Option, Prepared, SentenceResult, UnitSpec, is_int_or_none
+from stereoset_eval.scoring.requests import Request
+from stereoset_eval.scoring.tokenization import TokenizerView
 
 NAME = "crows-nangia"
 

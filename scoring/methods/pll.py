@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from scoring.methods.base import (
+from stereoset_eval.scoring.methods.base import (
     Method, Prepared, SentenceResult, UnitSpec, accepts_any_sentences, single_sentence_units, unit_error,
 )
-from scoring.requests import Request
-from scoring.tokenization import TokenizerView
+from stereoset_eval.scoring.requests import Request
+from stereoset_eval.scoring.tokenization import TokenizerView
 
 PLL = "pll"
 PLL_WORD = "pll-word-l2r"

@@ -25,14 +25,14 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
-from curation.items import Item
-from scoring.methods.base import (
+from stereoset_eval.foundation.items import Item
+from stereoset_eval.scoring.methods.base import (
     Method, Option, Prepared, SentenceResult, UnitSpec, accepts_any_sentences, is_int_or_none, sentence_units,
     single_sentence_units, unit_error,
 )
-from scoring.records import ScoringError
-from scoring.requests import Request
-from scoring.tokenization import TokenizerView
+from stereoset_eval.scoring.records import ScoringError
+from stereoset_eval.scoring.requests import Request
+from stereoset_eval.scoring.tokenization import TokenizerView
 
 INTRA = "stereoset-causal"
 INTER = "stereoset-inter-causal"

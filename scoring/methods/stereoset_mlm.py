@@ -28,10 +28,10 @@ import math
 import string
 from typing import Any, Mapping, Sequence
 
-from curation.items import Item
-from scoring.methods.base import Method, Option, Prepared, SentenceResult, UnitSpec, sentence_units, unit_error
-from scoring.requests import Request
-from scoring.tokenization import TokenizerView
+from stereoset_eval.foundation.items import Item
+from stereoset_eval.scoring.methods.base import Method, Option, Prepared, SentenceResult, UnitSpec, sentence_units, unit_error
+from stereoset_eval.scoring.requests import Request
+from stereoset_eval.scoring.tokenization import TokenizerView
 
 NAME = "stereoset-mlm"
 _PUNCTUATION = str.maketrans("", "", string.punctuation)

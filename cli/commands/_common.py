@@ -1,0 +1,48 @@
+"""Argument helpers shared by subcommands (data location, benchmark choice)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from stereoset_eval.curation.loaders.download import fetch
+from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.items import Item
+from stereoset_eval.curation.loaders.registry import BENCHMARKS, load_items
+
+DEFAULT_DATA_FILE: dict[str, tuple[str, ...]] = {
+    # manifest names tried in order when --data is not given
+    "stereoset": ("stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-jsonl"),
+    "crows-pairs": ("crows-pairs",),
+}
+
+
+def add_data_args(p: argparse.ArgumentParser, *, benchmark: bool = True) -> None:
+    if benchmark:
+        p.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS), help="benchmark to load")
+    p.add_argument("--data", type=Path, help="data file (format detected); default: the manifest file in --data-dir")
+    p.add_argument("--data-dir", type=Path, help="data directory (default $STEREOSET_EVAL_DATA or ~/.cache/stereoset-eval/data)")
+
+
+def resolve_data(benchmark: str, data: Path | None, data_dir: Path | None) -> Path:
+    """The file to load: ``--data`` if given, else the first manifest file found or fetched."""
+    if data is not None:
+        return data
+    errors = []
+    names = DEFAULT_DATA_FILE.get(benchmark, ())
+    for name in names:  # local files first, no download
+        try:
+            return fetch(name, data_directory=data_dir, download=False)
+        except StereosetEvalError as exc:
+            errors.append(str(exc))
+    for name in names[:1]:
+        try:
+            return fetch(name, data_directory=data_dir, download=True)
+        except StereosetEvalError as exc:
+            errors.append(str(exc))
+    raise StereosetEvalError(f"no data for {benchmark}: " + "; ".join(errors))
+
+
+def load_from_args(args: argparse.Namespace, benchmark: str | None = None) -> list[Item]:
+    bench = benchmark or args.benchmark
+    return load_items(bench, resolve_data(bench, args.data, args.data_dir))

@@ -1,0 +1,63 @@
+"""``stereoset-eval curate``: write a curated, versioned gender-swap pair dataset.
+
+Example (one command, both benchmarks)::
+
+    stereoset-eval curate --benchmark stereoset --data stereoset_dev_ids_ptbr_llm.csv \\
+        --benchmark crows-pairs --data crows_pairs_anonymized.csv --bias-type gender --output out/
+
+``--benchmark`` and ``--data`` pair up in order; without ``--data`` the manifest file of the
+benchmark is used (``--data-dir``). The library call is :func:`stereoset_eval.curation.pipeline.curate_files`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from stereoset_eval.cli.commands._common import resolve_data
+from stereoset_eval.foundation.errors import StereosetEvalError
+
+CURATABLE = ("stereoset", "crows-pairs")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("curate", help="curate gender items into harmonised gender-swap pairs (dataset + card + tables)")
+    p.add_argument("--benchmark", action="append", required=True, choices=CURATABLE,
+                   help="benchmark to curate; repeat to curate several into one version")
+    p.add_argument("--data", action="append", type=Path,
+                   help="data file for the benchmark at the same position (default: manifest file)")
+    p.add_argument("--data-dir", type=Path, help="data directory for manifest files")
+    p.add_argument("--bias-type", default="gender", help="bias type to curate (only 'gender' is supported)")
+    p.add_argument("--output", type=Path, required=True, help="output directory (replaced atomically)")
+    p.add_argument("--min-words", type=int, default=4, help="too_short threshold in words (default 4)")
+    p.add_argument("--near-duplicate-jaccard", type=float, default=0.8,
+                   help="near_duplicate word-set Jaccard threshold (default 0.8)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from stereoset_eval.curation.card import dataset_card
+    from stereoset_eval.curation.export import write_curation
+    from stereoset_eval.curation.pipeline import CurationConfig, curate_files
+    from stereoset_eval.curation.rules import RULES_VERSION, RuleConfig
+
+    data = list(args.data or [])
+    if len(data) > len(args.benchmark):
+        raise StereosetEvalError(f"{len(data)} --data files for {len(args.benchmark)} --benchmark values")
+    inputs = [(b, data[i] if i < len(data) else resolve_data(b, None, args.data_dir))
+              for i, b in enumerate(args.benchmark)]
+    config = CurationConfig(bias_type=args.bias_type,
+                            rules=RuleConfig(min_words=args.min_words, near_duplicate_jaccard=args.near_duplicate_jaccard))
+    result = curate_files(inputs, config=config)
+    version = f"{'+'.join(args.benchmark)}-{args.bias_type}-rules{RULES_VERSION}"
+    out = write_curation(result, args.output, card=dataset_card(result, version=version))
+    print(f"curated {len(result.items)} pairs from {len(result.pairs)} source pairs -> {out}")
+    print(result.counts.to_string(index=False))
+    removed = result.removed_table()
+    print(f"\nleft out: {len(removed)} (see {out / 'removed.csv'})")
+    print("\nrules (source pairs):")
+    print(result.rule_summary[["rule", "kind", "flagged", "share", "overlap", "failures"]].to_string(index=False))
+    if result.failures:
+        print(f"warning: {len(result.failures)} rule failure(s); first: {result.failures[0]}", file=sys.stderr)
+    return 0

@@ -1,0 +1,149 @@
+"""``stereoset-eval score``: score a benchmark with a language model, write scores + provenance.
+
+Examples::
+
+    stereoset-eval score --model bert-base-uncased --benchmark stereoset --data dev.json --output out/
+    stereoset-eval score --model gpt2 --benchmark crows-pairs --method causal-ll --output out/
+    stereoset-eval score --model roberta-base --benchmark stereoset --option leading_space=bias-bench ...
+
+StereoSet: intrasentence items are scored with ``--method`` and intersentence items with
+``--inter-method``. Defaults follow the model: a masked LM gets ``stereoset-mlm`` and, if the
+checkpoint has a next-sentence head, ``stereoset-nsp`` (otherwise intersentence is skipped
+and the provenance says so); a causal LM gets ``stereoset-causal`` and ``stereoset-inter-causal``.
+CrowS-Pairs / pairs: ``crows-nangia`` for masked LMs, ``causal-ll`` for causal LMs.
+
+Writes ``scores.csv``, ``scores.json``, ``provenance.json`` and, for StereoSet,
+``predictions.json`` in the official predictions format. torch is imported only when run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from stereoset_eval.cli.commands._common import add_data_args, load_from_args
+from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.scoring.methods import METHODS, get_method
+
+DEFAULTS: dict[str, dict[str, str | None]] = {
+    # benchmark part -> model kind -> method
+    "intra": {"masked": "stereoset-mlm", "causal": "stereoset-causal"},
+    "inter": {"masked": "stereoset-nsp", "causal": "stereoset-inter-causal"},
+    "pairs": {"masked": "crows-nangia", "causal": "causal-ll"},
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("score", help="score benchmark sentences with a language model (cached, resumable)")
+    add_data_args(p)
+    p.add_argument("--model", required=True, help="hub id or local folder of a pretrained model")
+    p.add_argument("--method", choices=sorted(METHODS), help="method (StereoSet: for intrasentence items)")
+    p.add_argument("--inter-method", choices=sorted(METHODS), help="StereoSet intersentence method")
+    p.add_argument("--skip-intra", action="store_true", help="StereoSet: do not score intrasentence items")
+    p.add_argument("--skip-inter", action="store_true", help="StereoSet: do not score intersentence items")
+    p.add_argument("--option", action="append", default=[], metavar="[METHOD:]NAME=VALUE",
+                   help="method option (repeatable); VALUE is JSON (true, 3, null) or a plain string")
+    p.add_argument("--output", required=True, type=Path, help="output folder")
+    p.add_argument("--batch-tokens", type=int, default=8192, help="padded tokens per forward batch (default 8192)")
+    p.add_argument("--last-layer", choices=("scored", "all"), default="scored",
+                   help="scored (default): BERT-family masked LMs run their last layer at the scored positions only "
+                        "(~7%% less compute, float32-rounding differences); all: at every position, a plain forward pass")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    p.add_argument("--dtype", default=None, help="fp32 (default), bf16, fp16 (CUDA only)")
+    p.add_argument("--revision", default=None, help="hub revision (branch, tag or commit)")
+    p.add_argument("--cache-dir", type=Path, default=None, help="result cache folder (default $STEREOSET_EVAL_CACHE)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def parse_options(specs: list[str], methods: list[str]) -> dict[str, dict[str, Any]]:
+    """``[METHOD:]NAME=VALUE`` strings -> per-method option dicts (unknown names are errors)."""
+    out: dict[str, dict[str, Any]] = {m: {} for m in methods}
+    for spec in specs:
+        target, _, rest = spec.rpartition(":") if ":" in spec.split("=", 1)[0] else ("", "", spec)
+        name, eq, raw = rest.partition("=")
+        if not eq or not name:
+            raise StereosetEvalError(f"--option {spec!r}: expected NAME=VALUE or METHOD:NAME=VALUE")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        chosen = [target] if target else [m for m in methods if any(o.name == name for o in get_method(m).options)]
+        if target and target not in methods:
+            raise StereosetEvalError(f"--option {spec!r}: method {target!r} is not used in this run ({', '.join(methods)})")
+        if not chosen:
+            raise StereosetEvalError(f"--option {spec!r}: no method of this run ({', '.join(methods)}) has option {name!r}")
+        for m in chosen:
+            out[m][name] = value
+    return out
+
+
+def _plan(args: argparse.Namespace, items: list) -> tuple[list[tuple[str, str, list]], list[str]]:
+    """(part, method, items) to score, and notes for the provenance."""
+    from stereoset_eval.scoring.backends import model_kinds_available
+
+    kinds = model_kinds_available(args.model, args.revision)
+    kind = "causal" if kinds["causal"] and not kinds["masked"] else "masked"
+    notes: list[str] = []
+    if args.benchmark != "stereoset":
+        return [("pairs", args.method or DEFAULTS["pairs"][kind], items)], notes
+    plan = []
+    intra = [it for it in items if it.task == "intrasentence"]
+    inter = [it for it in items if it.task == "intersentence"]
+    if intra and not args.skip_intra:
+        plan.append(("intrasentence", args.method or DEFAULTS["intra"][kind], intra))
+    if inter and not args.skip_inter:
+        method = args.inter_method or DEFAULTS["inter"][kind]
+        if method == "stereoset-nsp" and not args.inter_method and not kinds["nsp"]:
+            notes.append(f"intersentence not scored: {args.model} has no next-sentence-prediction head "
+                         "(choose --inter-method to score it another way)")
+        else:
+            plan.append(("intersentence", method, inter))
+    if not plan:
+        raise StereosetEvalError("nothing to score: no StereoSet items left after --skip-intra/--skip-inter")
+    return plan, notes
+
+
+def run(args: argparse.Namespace) -> int:
+    from stereoset_eval.scoring.api import score_items
+    from stereoset_eval.scoring.export import stereoset_predictions, write_outputs
+
+    items = load_from_args(args)
+    plan, notes = _plan(args, items)
+    options = parse_options(args.option, [m for _, m, _ in plan])
+    results = {}
+    for part, method, part_items in plan:
+        what = part if args.benchmark == "stereoset" else args.benchmark
+        print(f"scoring {len(part_items)} {what} items with {method} ({args.model})", file=sys.stderr)
+        results[part] = score_items(
+            part_items, model=args.model, method=method, options=options[method], device=args.device,
+            dtype=args.dtype, revision=args.revision, batch_tokens=args.batch_tokens, last_layer=args.last_layer,
+            cache_dir=args.cache_dir, use_cache=not args.no_cache, progress=not args.no_progress,
+        )
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    files = sorted({(it.provenance.source_file, it.provenance.sha256) for it in items})
+    provenance = {
+        "command": {"model": args.model, "benchmark": args.benchmark, "options": args.option,
+                    "batch_tokens": args.batch_tokens, "last_layer": args.last_layer, "device": args.device, "dtype": args.dtype,
+                    "revision": args.revision, "no_cache": args.no_cache},
+        "benchmark": args.benchmark,
+        "data": [{"file": f, "sha256": h} for f, h in files],
+        "notes": notes,
+        "runs": {part: ss.provenance for part, ss in results.items()},
+    }
+    predictions = None
+    if args.benchmark == "stereoset":
+        predictions = stereoset_predictions(intrasentence=results.get("intrasentence"),
+                                            intersentence=results.get("intersentence"))
+    paths = write_outputs(args.output, list(results.values()), provenance, predictions=predictions)
+    for part, ss in results.items():
+        print(f"{part}: {len(ss)} sentences with {ss.method} (cache hits {ss.cache_stats['hits']}, "
+              f"computed {ss.cache_stats['computed']})", file=sys.stderr)
+    for path in paths:
+        print(path)
+    return 0

@@ -1,0 +1,173 @@
+"""``floor``: the forward passes a method cannot avoid, and nothing else.
+
+The method's own inputs (every distinct masked copy / sentence, after deduplication — what
+the method *needs*) are grouped by exact length, so no batch has a single padding token and
+no attention mask is needed, and cut into batches under the same token budget as ours. All
+tensors are built in ``prepare`` (untimed); the timed part is only ``base model -> hidden
+states at the scored positions -> output head -> log-softmax gather``, batch after batch. For
+BERT-family masked LMs the last layer runs at the scored positions only
+(:mod:`stereoset_eval.scoring.last_layer`), as in ours: the rest of it is work no implementation needs. The
+floor's process uses :mod:`stereoset_eval.scoring.memory`'s ``fast`` allocator policy (freed activation
+buffers are reused, so no page faults), whatever ours uses.
+
+A length with only a few inputs would make a tiny batch that runs far below the machine's
+throughput (any implementation could do better by padding it into a bigger batch), so such a
+batch is topped up with copies of its own rows to :data:`MIN_FILL_TOKENS` tokens on CPU (the
+whole token budget on a GPU, which needs big batches to leave launch overhead behind) and its time is
+scaled by real rows / rows run: the floor charges every input the per-token cost of a well-filled
+exact-length batch. ``ours / floor`` is then what our tokenisation, planning, padding and
+bookkeeping cost. For the tiny fixture models per-call overhead dominates even at
+:data:`MIN_FILL_TOKENS`, so their floor is less tight. The numbers come from the real rows and are
+reduced by the method's own ``reduce`` after timing; they must agree with the others.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from speed.impls import CellContext, Implementation
+from speed.specs import ALL_METHODS
+from stereoset_eval.foundation.items import Item
+
+MIN_FILL_TOKENS = 512  # measured: BERT-base / GPT-2-small on 2 CPU cores reach ~95 % of peak tokens/s here
+
+
+def min_fill_tokens(device: str, batch_tokens: int) -> int:
+    """Tokens a floor batch is topped up to: a GPU needs whole budget-sized batches to reach its throughput."""
+    return MIN_FILL_TOKENS if device == "cpu" else batch_tokens
+
+
+@dataclass
+class FloorBatch:
+    inputs: dict[str, Any]        # input_ids [B, L] (+ token_type_ids), no padding
+    pair_rows: Any                # unique (row, position) pairs whose hidden state is needed
+    pair_pos: Any
+    gather_pair: Any              # per gather: its pair index, and the target id
+    gather_target: Any
+    keys: list[tuple[Any, tuple[tuple[int, int], ...]]]  # per real row: input key and its gathers
+    n_gathers: int                # gathers of the real rows (the values kept)
+    scale: float                  # real rows / rows run (< 1 when topped up with copies)
+    one_per_row: bool             # pair i is row i's only scored position
+
+
+@dataclass
+class FloorPlan:
+    units: list[Any]
+    prepared: list[Any]
+    options: dict[str, Any]
+    batches: list[FloorBatch]
+    forward_tokens: int
+
+
+class FloorRunner:
+    def __init__(self, ctx: CellContext) -> None:
+        import torch
+
+        from stereoset_eval.scoring.backends import load_backend
+        from stereoset_eval.scoring.memory import tune_allocator
+        from stereoset_eval.scoring.methods import get_method
+
+        tune_allocator("fast")  # freed buffers reused, never re-mapped: the floor pays no page faults
+        self.torch, self.ctx = torch, ctx
+        self.backend = load_backend(str(ctx.model_path), kind=ctx.kind, device=ctx.device)
+        self.device = self.backend.device
+        self.spec = get_method(ctx.method)
+
+    def prepare(self, items: Sequence[Item]) -> FloorPlan:
+        from stereoset_eval.scoring.requests import merge_requests
+
+        tok, spec = self.backend.tokenizer, self.spec
+        options = spec.resolve(tok, spec.validate_options(None))
+        units = spec.units(items, options)
+        prepared = [spec.prepare(u, tok, options) for u in units]
+        rows = merge_requests(r for p in prepared for r in p.requests)
+        by_shape: dict[tuple[int, bool], list[Any]] = defaultdict(list)
+        for row in rows:
+            by_shape[(len(row.input_ids), row.token_type_ids is not None)].append(row)
+        batches = []
+        for (length, _), group in sorted(by_shape.items()):
+            per_batch = max(1, self.ctx.batch_tokens // length)
+            fill = min(per_batch, -(-min_fill_tokens(self.ctx.device, self.ctx.batch_tokens) // length))
+            for start in range(0, len(group), per_batch):
+                batches.append(self._batch(group[start:start + per_batch], fill))
+        return FloorPlan(units, prepared, options, batches, sum(len(r.input_ids) for r in rows))
+
+    def _batch(self, real: list[Any], fill: int) -> FloorBatch:
+        torch = self.torch
+        rows = real + [real[i % len(real)] for i in range(max(0, fill - len(real)))]  # top up tiny batches
+        inputs: dict[str, Any] = {"input_ids": torch.tensor([r.input_ids for r in rows], dtype=torch.long)}
+        if rows[0].token_type_ids is not None:
+            inputs["token_type_ids"] = torch.tensor([r.token_type_ids for r in rows], dtype=torch.long)
+        if self.ctx.kind == "causal":
+            inputs["use_cache"] = False
+        from stereoset_eval.scoring.requests import gather_index, one_pair_per_row
+
+        pairs, g_pair, g_target = gather_index(rows)
+        dev = self.device
+        return FloorBatch(
+            inputs={k: v.to(dev) if hasattr(v, "to") else v for k, v in inputs.items()},
+            pair_rows=torch.tensor([b for b, _ in pairs], dtype=torch.long, device=dev),
+            pair_pos=torch.tensor([p for _, p in pairs], dtype=torch.long, device=dev),
+            gather_pair=torch.tensor(g_pair, dtype=torch.long, device=dev),
+            gather_target=torch.tensor(g_target, dtype=torch.long, device=dev),
+            keys=[(r.key, r.gather) for r in real],
+            n_gathers=sum(len(r.gather) for r in real),
+            scale=len(real) / len(rows),
+            one_per_row=one_pair_per_row(pairs, len(rows)),
+        )
+
+    def run(self, plan: FloorPlan) -> tuple[FloorPlan, list[Any], float, float]:
+        """Forward passes only; returns the values and the scaled (effective) wall and CPU seconds."""
+        from speed.measure import synchronize
+
+        torch, backend, out, device = self.torch, self.backend, [], self.ctx.device
+        wall = cpu = 0.0
+        with torch.inference_mode():
+            for batch in plan.batches:
+                synchronize(device)
+                c0, w0 = time.process_time(), time.perf_counter()
+                # as ours: head (and, BERT-family, the last layer) at the scored positions only
+                logits = backend.states_at(batch.inputs, batch.pair_rows, batch.pair_pos, one_per_row=batch.one_per_row)
+                if backend.head is not None:
+                    logits = backend.head(logits)
+                logits = logits.float()
+                lse = torch.logsumexp(logits, dim=-1)
+                out.append(logits[batch.gather_pair, batch.gather_target] - lse[batch.gather_pair])
+                synchronize(device)
+                wall += (time.perf_counter() - w0) * batch.scale
+                cpu += (time.process_time() - c0) * batch.scale
+        return plan, out, wall, cpu
+
+    def measured(self, output: tuple[FloorPlan, list[Any], float, float]) -> tuple[float, float]:
+        """The effective (wall, CPU) seconds of a run: topped-up batches count pro rata."""
+        return output[2], output[3]
+
+    def scores(self, output: tuple[FloorPlan, list[Any], float, float]) -> dict[str, float]:
+        plan, values = output[0], output[1]
+        by_key: dict[Any, dict[tuple[int, int], float]] = {}
+        for batch, vals in zip(plan.batches, values):
+            flat, k = vals[:batch.n_gathers].cpu().tolist(), 0  # the real rows come first
+            for key, gathers in batch.keys:
+                by_key[key] = dict(zip(gathers, flat[k:k + len(gathers)]))
+                k += len(gathers)
+        result: dict[str, float] = {}
+        for unit, prep in zip(plan.units, plan.prepared):
+            outputs = [[by_key[r.key][g] for g in r.gather] for r in prep.requests]
+            for sid, res in zip(unit.sentence_ids, self.spec.reduce(unit, prep, outputs, plan.options)):
+                value = res["extra"]["unrounded"] if self.ctx.method == "crows-nangia" else res["score"]
+                result[sid] = float(value)
+        return result
+
+
+IMPLEMENTATION = Implementation(
+    name="floor",
+    description="only the forward passes the method needs: its distinct inputs, exact-length batches "
+                f"(no padding, no attention mask; batches under {MIN_FILL_TOKENS} tokens topped up with copies and "
+                "timed pro rata), head (and for BERT-family models the last layer) at the scored positions only; "
+                "tensors built untimed",
+    methods=frozenset(ALL_METHODS),
+    setup=FloorRunner,
+)

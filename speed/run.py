@@ -1,0 +1,316 @@
+"""``python -m speed.run``: time our scorers against the reference loop, minicons and the floor.
+
+For every model and method: ``ours`` (the public API, cache off), ``reference-loop`` (the
+references' unbatched control flow), ``minicons`` (PLL methods only; optional dependency) and
+``floor`` (only the unavoidable forward passes) score the same sentences with the same model.
+Each runs in its own process (peak RSS per implementation) and warms up; then ``--repeats``
+rounds time every implementation once each, in turn, so load changes on a shared machine hit
+all alike (medians of wall and process-CPU time). Every implementation's numbers are compared
+with ours; the Markdown tables are printed and everything is written to a JSON file.
+
+Examples::
+
+    python -m speed.run                                  # everything (~15-25 min on 2 cores)
+    python -m speed.run --models bert-base-random --methods crows-nangia pll
+    python -m speed.run --smoke --isolation inline       # seconds: tiny models, few sentences
+    python -m speed.run --device cuda --models bert-base-random gpt2-small-random --crows-pairs 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as md
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from speed import report
+from speed.cell import CellSpec, InlineWorker, ProcessWorker
+from speed.impls import IMPLEMENTATION_NAMES, get_implementation
+from speed.measure import loadavg
+from speed.models import default_model_cache, model_path
+from speed.specs import ALL_METHODS, DEFAULT_SLICES, METHOD_DATASET, MODELS, SMOKE_SLICES
+from stereoset_eval.foundation.atomic import atomic_write_json, atomic_write_text
+
+REPO = Path(__file__).resolve().parent.parent
+SCHEMA = "stereoset-eval-benchmark/1"
+RANDOM_INIT_NOTE = ("Models marked random-init have random weights: legitimate here ONLY because this is a timing "
+                    "benchmark (same architecture and compute as the real model); their scores are not bias "
+                    "measurements and serve only to check that all implementations compute the same numbers.")
+
+
+def shared_dir() -> Path:
+    env = os.environ.get("STEREOSET_EVAL_SHARED")
+    return Path(env) if env else REPO.parent / "shared"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    from stereoset_eval.scoring.api import DEFAULT_BATCH_TOKENS
+
+    p = argparse.ArgumentParser(prog="python -m speed.run", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS), metavar="MODEL",
+                   help=f"models to run (default: all: {', '.join(MODELS)})")
+    p.add_argument("--methods", nargs="+", default=list(ALL_METHODS), choices=list(ALL_METHODS), metavar="METHOD",
+                   help="methods to run (default: all the model's methods)")
+    p.add_argument("--impls", nargs="+", default=list(IMPLEMENTATION_NAMES), choices=list(IMPLEMENTATION_NAMES),
+                   metavar="IMPL", help="implementations (default: all; 'ours' is always run: ratios need it)")
+    p.add_argument("--repeats", type=int, default=None,
+                   help="timed runs per measurement; the median is reported (3; --smoke: 1)")
+    p.add_argument("--warmup-items", type=int, default=None,
+                   help="items in the warm-up run (default: 10 for fixture models, 1 for base-sized; "
+                        "--smoke: none)")
+    p.add_argument("--crows-pairs", type=int, default=None, help="CrowS-Pairs slice for base-sized models (4)")
+    p.add_argument("--stereoset-examples", type=int, default=None,
+                   help="StereoSet intrasentence slice for base-sized models (50 examples = 150 sentences)")
+    p.add_argument("--fixture-crows-pairs", type=int, default=None, help="CrowS-Pairs slice for fixture models (50)")
+    p.add_argument("--fixture-stereoset-examples", type=int, default=None,
+                   help="StereoSet slice for fixture models (50)")
+    p.add_argument("--smoke", action="store_true", help="tiny slices, 1 repeat, no warm-up: checks the machinery only")
+    p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's default)")
+    p.add_argument("--omp-wait-policy", choices=("inherit", "passive", "active"), default="inherit",
+                   help="OMP_WAIT_POLICY for the measurements, set before torch loads. Default: inherit the "
+                        "environment (what users get). 'passive' makes idle OpenMP threads sleep instead of spin: "
+                        "on a machine shared with other busy processes that avoids several-fold slow-downs, but on "
+                        "a quiet one it slows fine-grained work (the reference loop 2x, tiny models 1.5x)")
+    p.add_argument("--malloc", choices=("inherit", "tuned"), default="inherit",
+                   help="glibc malloc settings of the worker processes. Default: inherit (what users get). 'tuned' "
+                        "sets MALLOC_MMAP_THRESHOLD_=1GiB / MALLOC_TRIM_THRESHOLD_=2GiB so freed activation buffers are "
+                        "reused instead of re-mapped: with glibc's defaults every tensor over 32 MB (and many smaller "
+                        "ones) is a fresh mmap, and page faults cost BERT-base-sized models 20-35 %% of their time "
+                        "(same for every implementation; jemalloc/tcmalloc via LD_PRELOAD do the same job). Ours applies "
+                        "its own policy on top (stereoset_eval.scoring.memory; STEREOSET_EVAL_MALLOC_TUNING=bounded|fast|off, default "
+                        "bounded), recorded in the output")
+    p.add_argument("--device", default="cpu",
+                   help="torch device for every implementation: cpu (default) or cuda[:N]. On a GPU use bigger "
+                        "slices (--crows-pairs 100): a few sentences are over in milliseconds")
+    p.add_argument("--reference-autograd", choices=("as-reference", "off"), default="as-reference",
+                   help="as-reference (default): the reference loop keeps autograd on where its reference does "
+                        "(crows-nangia: metric.py never calls no_grad), inference mode elsewhere; off: inference "
+                        "mode everywhere, a stricter baseline than the references themselves")
+    p.add_argument("--batch-tokens", type=int, default=DEFAULT_BATCH_TOKENS,
+                   help=f"token budget per batch for ours and the floor ({DEFAULT_BATCH_TOKENS})")
+    p.add_argument("--minicons-batch-size", type=int, default=32, help="sentences per minicons call (32, as G5)")
+    p.add_argument("--isolation", choices=("process", "inline"), default="process",
+                   help="process (default): each implementation in its own child process (its own peak RSS); "
+                        "inline: all in this process (fast start; peak RSS is the process-wide maximum)")
+    p.add_argument("--out", type=Path, default=None, help="JSON output (default runs/bench/bench-<UTC time>.json)")
+    p.add_argument("--data-dir", type=Path, default=None, help="shared data folder (default ../shared/data)")
+    p.add_argument("--fixtures-dir", type=Path, default=None, help="fixture models (default ../shared/fixtures/models)")
+    p.add_argument("--model-cache", type=Path, default=None,
+                   help=f"where random-init models are built once (default {default_model_cache()})")
+    p.add_argument("--timeout", type=float, default=1800.0, help="seconds per isolated measurement (1800)")
+    args = p.parse_args(argv)
+    if args.repeats is None:
+        args.repeats = 1 if args.smoke else 3
+    if args.repeats < 1:
+        p.error("--repeats must be >= 1")
+    if "ours" not in args.impls:
+        args.impls = ["ours"] + args.impls
+    return args
+
+
+def slice_sizes(args: argparse.Namespace) -> dict[str, dict[str, int]]:
+    sizes = {size: dict(v) for size, v in (SMOKE_SLICES if args.smoke else DEFAULT_SLICES).items()}
+    for size, dataset, value in (("base", "crows-pairs", args.crows_pairs),
+                                 ("base", "stereoset-intra", args.stereoset_examples),
+                                 ("fixture", "crows-pairs", args.fixture_crows_pairs),
+                                 ("fixture", "stereoset-intra", args.fixture_stereoset_examples)):
+        if value is not None:
+            sizes[size][dataset] = value
+    return sizes
+
+
+def plan_cells(args: argparse.Namespace, data_dir: Path, fixtures_dir: Path) -> list[Measurement]:
+    """One :class:`Measurement` per (model, method), in run order."""
+    sizes = slice_sizes(args)
+    plan = []
+    for name in args.models:
+        spec = MODELS[name]
+        methods = [m for m in args.methods if m in spec.methods]
+        if not methods:
+            continue
+        path = model_path(spec, fixtures_dir=fixtures_dir, cache_dir=args.model_cache)
+        info = {"name": spec.name, "origin": spec.origin, "note": spec.note, "kind": spec.kind, "path": str(path)}
+        for method in methods:
+            dataset = METHOD_DATASET[method]
+            n = sizes[spec.size][dataset]
+            warm = args.warmup_items
+            if warm is None:
+                warm = 0 if args.smoke else (10 if spec.size == "fixture" else 1)
+            cells = [CellSpec(impl=impl, model=name, model_path=str(path), kind=spec.kind, method=method,
+                              dataset=dataset, data_dir=str(data_dir), n_items=n, warmup_items=warm,
+                              threads=args.threads, batch_tokens=args.batch_tokens,
+                              minicons_batch_size=args.minicons_batch_size, device=args.device,
+                              reference_autograd=args.reference_autograd)
+                     for impl in args.impls if method in get_implementation(impl).methods]
+            plan.append(Measurement(info, method, f"{dataset}[:{n}]", cells))
+    return plan
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The implementations of one (model, method) on one data slice."""
+
+    model: dict[str, Any]
+    method: str
+    label: str
+    cells: list[CellSpec]
+
+
+def measure(m: Measurement, args: argparse.Namespace, counter: str) -> dict[str, Any]:
+    """Time every implementation of ``m`` in rounds (each once per round) and combine the results.
+
+    Workers are started together (model loading is untimed), then each round runs every ready
+    implementation once, so a change in machine load during the measurement hits all alike.
+    """
+    print(f"[{counter}] {m.model['name']} {m.method} {m.label}: starting {', '.join(c.impl for c in m.cells)}",
+          file=sys.stderr, flush=True)
+    workers = [ProcessWorker(c, timeout_s=args.timeout) if args.isolation == "process" else InlineWorker(c)
+               for c in m.cells]
+    for w in workers:
+        w.wait_ready()
+    for r in range(args.repeats):
+        times = []
+        for w in workers:
+            if w.state.get("status") != "ready":
+                continue
+            reply = w.run_once()
+            times.append(f"{w.spec.impl} {reply['wall_s']:.3f} s" if reply.get("status") == "ok"
+                         else f"{w.spec.impl} {reply.get('status')}")
+        print(f"[{counter}] round {r + 1}/{args.repeats}: " + "; ".join(times), file=sys.stderr, flush=True)
+    by_impl = {w.spec.impl: w.finish() for w in workers}
+    for impl, res in by_impl.items():
+        if res.get("status") != "ok":
+            print(f"[{counter}] {impl}: {res.get('status')}: {res.get('reason', '')}", file=sys.stderr, flush=True)
+    return report.combine(m.model, m.method, m.label, by_impl, by_impl.get("ours", {}).get("scored_tokens"))
+
+
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for pkg in ("torch", "transformers", "tokenizers", "numpy", "minicons", "stereoset-eval"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def reference_note(mode: str) -> str:
+    """What the reference loop's autograd setting means for the ratios against it."""
+    if mode == "off":
+        return ("reference-loop runs every method under inference_mode (--reference-autograd off), with the fast "
+                "tokenizer: stricter than the references themselves (metric.py keeps autograd on), so speed-ups "
+                "against it understate ours.")
+    return ("reference-loop keeps autograd on for crows-nangia, as metric.py does (it never calls no_grad), and "
+            "runs the other methods under inference_mode; it uses the fast tokenizer where the references use "
+            "the slow one. --reference-autograd off gives the stricter inference-mode baseline.")
+
+
+def ours_allocator() -> str:
+    """The allocator policy ours (and only ours) applies in its worker (stereoset_eval.scoring.memory)."""
+    from stereoset_eval.scoring.memory import planned_policy
+
+    return planned_policy()
+
+
+def _gpu_name(device: str) -> str | None:
+    if not device.startswith("cuda"):
+        return None
+    import torch
+
+    return torch.cuda.get_device_name(torch.device(device))
+
+
+def _git_commit() -> str | None:
+    try:
+        proc = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout.strip() or None
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Every measurement, combined into the benchmark document (also written to ``args.out``)."""
+    import torch
+
+    data_dir = args.data_dir or shared_dir() / "data"
+    fixtures_dir = args.fixtures_dir or shared_dir() / "fixtures" / "models"
+    started, load_start = time.perf_counter(), loadavg()
+    plan = plan_cells(args, data_dir, fixtures_dir)
+    results = [measure(m, args, f"{k}/{len(plan)}") for k, m in enumerate(plan, 1)]
+    targets = report.check_targets(results)
+    doc = {
+        "schema": SCHEMA,
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": [sys.executable, "-m", "speed.run"] + list(args.argv),
+        "notes": [RANDOM_INIT_NOTE,
+                  "Times exclude model loading (load_s, separate). Medians of the timed runs after a warm-up; "
+                  "CPU s = process CPU time over all threads (robust to other tenants). tok/s counts the tokens "
+                  "whose (pseudo-)log-probability the method scores; ratios are of median wall times.",
+                  reference_note(args.reference_autograd)],
+        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+                    "cpu_count": os.cpu_count(), "torch_threads_default": torch.get_num_threads(),
+                    "device": args.device, "gpu": _gpu_name(args.device),
+                    "loadavg_start": load_start, "loadavg_end": loadavg()},
+        "versions": _versions(),
+        "git_commit": _git_commit(),
+        "settings": {"repeats": args.repeats, "isolation": args.isolation, "threads": args.threads,
+                     "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+                     "malloc": {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")},
+                     "ours_allocator": ours_allocator(),
+                     "device": args.device, "reference_autograd": args.reference_autograd,
+                     "batch_tokens": args.batch_tokens, "minicons_batch_size": args.minicons_batch_size,
+                     "slices": slice_sizes(args), "smoke": args.smoke, "warmup_items": args.warmup_items},
+        "implementations": {n: get_implementation(n).description for n in args.impls},
+        "results": results,
+        "targets": targets,
+        "elapsed_s": time.perf_counter() - started,
+    }
+    return doc
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    m = doc["machine"]
+    st = doc["settings"]
+    where = f"{m['gpu']} ({m['device']}), " if m.get("gpu") else ""
+    head = (f"Benchmark {doc['created_at']} — {where}{m['processor']}, {m['cpu_count']} CPUs, torch "
+            f"{doc['versions']['torch']} ({st['threads'] or m['torch_threads_default']} threads, OMP_WAIT_POLICY="
+            f"{st['omp_wait_policy'] or 'unset'}, malloc {'tuned' if any(st['malloc'].values()) else 'glibc default'}; "
+            f"ours' allocator policy {st.get('ours_allocator', 'bounded')}), load average {m['loadavg_start']} → {m['loadavg_end']}, "
+            f"{st['repeats']} timed rounds (median), {doc['elapsed_s'] / 60:.1f} min.")
+    parts = [head, "", report.summary_table(doc["results"]), "", report.detail_table(doc["results"]), "",
+             "Targets (BERT-base-sized model, CrowS-Pairs slice):", "", report.targets_table(doc["targets"]), "",
+             *[f"Note: {n}" for n in doc["notes"]]]
+    return "\n".join(parts) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    args.argv = argv
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    if args.omp_wait_policy != "inherit":  # before torch (and its OpenMP runtime) is loaded; children inherit it
+        os.environ["OMP_WAIT_POLICY"] = args.omp_wait_policy.upper()
+    if args.malloc == "tuned":  # read by glibc at process start: affects the worker processes, not this one
+        os.environ.update(MALLOC_MMAP_THRESHOLD_=str(2**30), MALLOC_TRIM_THRESHOLD_=str(2**31))
+    doc = run(args)
+    out = args.out or REPO / "runs" / "bench" / f"bench-{doc['created_at'].replace(':', '').replace('+0000', 'Z')}.json"
+    atomic_write_json(out, doc)
+    text = markdown(doc)
+    atomic_write_text(out.with_suffix(".md"), text)
+    print(text)
+    print(f"wrote {out} and {out.with_suffix('.md')}", file=sys.stderr)
+    bad = [r for r in doc["results"] if r["numbers_agree"] is False]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,160 @@
+"""The items of each benchmark of a study: load the files, curate, filter, limit.
+
+* ``stereoset``: the intrasentence examples of a StereoSet file (official JSON, ids CSV or
+  JSONL, found in the data directory or downloaded and checksum-verified from the manifest);
+* ``crows-pairs``: a CrowS-Pairs file (original or revised);
+* ``curated``: the pairs that :func:`stereoset_eval.curation.pipeline.curate_items` derives from another
+  benchmark of the study (harmonised, gender-normalised, dimension-tagged), curated from that
+  benchmark's *full* item list so that ``limit`` never changes which pairs exist;
+* ``pairs``: a curated pairs file (e.g. written by ``stereoset-eval curate`` after review).
+
+Filters are explicit and counted: ``bias_types``, the ``untagged`` rule for pairs without a
+dimension, and ``limit`` (the first N items in file order — a quick look, not a result).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from stereoset_eval.study.config import BenchmarkSpec, StudyConfig
+from stereoset_eval.curation.loaders.download import fetch, manifest
+from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.items import Item
+
+#: manifest files tried in order when a benchmark gives no ``data`` (local copies first)
+DEFAULT_FILES: dict[str, tuple[str, ...]] = {
+    "stereoset": ("stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-jsonl"),
+    "crows-pairs": ("crows-pairs",),
+}
+#: metric family of each source: which metrics apply to its items
+FAMILY: dict[str, str] = {"stereoset": "stereoset", "crows-pairs": "crows", "curated": "pairs", "pairs": "pairs"}
+
+
+class BenchmarkDataError(StereosetEvalError, ValueError):
+    """A benchmark of the study cannot be built (no data file, no items left after filtering …)."""
+
+
+@dataclass(frozen=True)
+class BenchmarkData:
+    """One benchmark, ready to score.
+
+    Attributes:
+        spec: its configuration.
+        items: the items to score, in file order.
+        files: the data files read (their sha256 goes into the provenance).
+        counts: how many items were loaded and how many each filter removed.
+        curation: the curation run's provenance (curated benchmarks only).
+    """
+
+    spec: BenchmarkSpec
+    items: tuple[Item, ...]
+    files: tuple[Path, ...]
+    counts: Mapping[str, int] = field(default_factory=dict)
+    curation: Mapping[str, Any] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def family(self) -> str:
+        return FAMILY[self.spec.source]
+
+
+def resolve_file(spec: BenchmarkSpec, *, data_dir: str | None, download: bool) -> Path:
+    """The data file of ``spec``: a manifest name (found or fetched), a path, or the default files."""
+    if spec.data is not None:
+        if spec.data in manifest():
+            return fetch(spec.data, data_directory=data_dir, download=download)
+        path = Path(spec.data).expanduser()
+        if not path.is_file():
+            raise BenchmarkDataError(f"benchmark {spec.name!r}: data file {path} does not exist "
+                                     f"(`data` is a manifest name or a file path)")
+        return path
+    names = DEFAULT_FILES[spec.source]
+    errors = []
+    for name in names:  # files already present first, without downloading
+        try:
+            return fetch(name, data_directory=data_dir, download=False)
+        except StereosetEvalError as exc:
+            errors.append(str(exc))
+    if download:
+        try:
+            return fetch(names[0], data_directory=data_dir, download=True)
+        except StereosetEvalError as exc:
+            errors.append(str(exc))
+    raise BenchmarkDataError(f"benchmark {spec.name!r}: no data file found; " + "; ".join(errors))
+
+
+def _load_file(spec: BenchmarkSpec, path: Path) -> list[Item]:
+    from stereoset_eval.curation.loaders.registry import load_items
+
+    loader = {"stereoset": "stereoset", "crows-pairs": "crows-pairs", "pairs": "pairs"}[spec.source]
+    items = load_items(loader, path)
+    if spec.source == "stereoset":
+        items = [i for i in items if i.source == "stereoset-intra"]
+    return items
+
+
+def _filter_bias_types(spec: BenchmarkSpec, items: list[Item]) -> list[Item]:
+    if not spec.bias_types:
+        return items
+    present = sorted({i.bias_type for i in items})
+    unknown = [b for b in spec.bias_types if b not in present]
+    if unknown:
+        raise BenchmarkDataError(f"benchmark {spec.name!r}: bias_types {unknown} not in the data; present: {present}")
+    return [i for i in items if i.bias_type in spec.bias_types]
+
+
+def _curate(spec: BenchmarkSpec, origin: list[Item]) -> tuple[list[Item], dict[str, Any]]:
+    from stereoset_eval.curation.pipeline import CurationConfig, curate_items
+
+    if len(spec.bias_types) > 1:
+        raise BenchmarkDataError(f"benchmark {spec.name!r}: a curated benchmark has one bias type, "
+                                 f"got {list(spec.bias_types)}")
+    config = CurationConfig(bias_type=spec.bias_types[0]) if spec.bias_types else CurationConfig()
+    result = curate_items(origin, config=config)
+    return list(result.items), result.provenance
+
+
+def load_benchmarks(config: StudyConfig) -> dict[str, BenchmarkData]:
+    """Every benchmark of ``config``, in config order (curated ones from their origin's items)."""
+    full: dict[str, list[Item]] = {}  # after bias-type filtering, before limit: what curation sees
+    files: dict[str, tuple[Path, ...]] = {}
+    out: dict[str, BenchmarkData] = {}
+    ordered = sorted(config.benchmarks, key=lambda b: b.source == "curated")  # origins first
+    for spec in ordered:
+        counts: dict[str, int] = {}
+        curation = None
+        if spec.source == "curated":
+            items, curation = _curate(spec, full[spec.origin])
+            files[spec.name] = files[spec.origin]
+            counts["origin_items"] = len(full[spec.origin])
+        else:
+            path = resolve_file(spec, data_dir=config.data_dir, download=config.download)
+            files[spec.name] = (path,)
+            items = _load_file(spec, path)
+            counts["loaded"] = len(items)
+            items = _filter_bias_types(spec, items)
+        counts["after_bias_types" if spec.source != "curated" else "curated"] = len(items)
+        full[spec.name] = items
+        if FAMILY[spec.source] == "pairs":
+            items = _apply_untagged(spec, items, config, counts)
+        if config.limit is not None:
+            items = items[: config.limit]
+        counts["scored"] = len(items)
+        if not items:
+            raise BenchmarkDataError(f"benchmark {spec.name!r}: no items left to score (counts: {counts})")
+        out[spec.name] = BenchmarkData(spec, tuple(items), files[spec.name], counts, curation)
+    return {b.name: out[b.name] for b in config.benchmarks}
+
+
+def _apply_untagged(spec: BenchmarkSpec, items: list[Item], config: StudyConfig, counts: dict[str, int]) -> list[Item]:
+    by = config.analysis.balance_by
+    untagged = [i for i in items if getattr(i, by, None) in (None, "")]
+    counts["untagged"] = len(untagged)
+    if config.analysis.untagged == "exclude":
+        return [i for i in items if getattr(i, by, None) not in (None, "")]
+    return items

@@ -1,0 +1,99 @@
+"""Cross-field checks of a study configuration: unique names, known references, values in range.
+
+Run on every parsed config and again after command-line overrides, before any data is read
+or any model is loaded.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from stereoset_eval.study.config import BENCHMARK_METHOD, MODEL_KINDS, SOURCES, UNTAGGED_RULES, StudyConfig, StudyConfigError
+from stereoset_eval.foundation.errors import StereosetEvalError
+
+def validate(c: StudyConfig) -> None:
+    """Cross-field checks: names unique, references known, values in range."""
+    from stereoset_eval.analysis.pair_metrics import TIE_RULES
+    from stereoset_eval.scoring.methods import METHODS
+
+    where = c.source
+    if not c.models:
+        raise StudyConfigError(where, "models", "the study needs at least one model ([[models]] id = ...)")
+    if not c.benchmarks:
+        raise StudyConfigError(where, "benchmarks", "the study needs at least one benchmark ([[benchmarks]])")
+    for label, names in (("models", [m.name for m in c.models]), ("benchmarks", [b.name for b in c.benchmarks])):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise StudyConfigError(where, label, f"duplicate name(s) {dup}; give each a distinct `name`")
+    for i, m in enumerate(c.models):
+        if m.kind is not None and m.kind not in MODEL_KINDS:
+            raise StudyConfigError(where, f"models[{i}].kind", f"{m.kind!r} is not one of {list(MODEL_KINDS)}")
+    names = [b.name for b in c.benchmarks]
+    for i, b in enumerate(c.benchmarks):
+        f = f"benchmarks[{i}]"
+        if b.source not in SOURCES:
+            raise StudyConfigError(where, f"{f}.source", f"{b.source!r} is not one of {sorted(SOURCES)}")
+        if b.source == "curated":
+            origin = c.benchmark(b.origin) if b.origin in names else None
+            if origin is None or origin.source not in ("stereoset", "crows-pairs"):
+                raise StudyConfigError(where, f"{f}.from", "a curated benchmark needs `from` = the name of a "
+                                       f"stereoset or crows-pairs benchmark of this study; got {b.origin!r}")
+        elif b.origin is not None:
+            raise StudyConfigError(where, f"{f}.from", "only a curated benchmark has `from`")
+        if b.source == "pairs" and not b.data:
+            raise StudyConfigError(where, f"{f}.data", "a pairs benchmark needs `data` = the curated pairs file")
+    method_lists = [("methods", c.methods)] + [
+        (f"benchmarks[{i}].methods", b.methods) for i, b in enumerate(c.benchmarks) if b.methods is not None
+    ]
+    for label, table in method_lists:
+        for kind, ms in table.items():
+            for m in ms:
+                if m not in METHODS:
+                    raise StudyConfigError(where, f"{label}.{kind}", _unknown(m, METHODS))
+                if METHODS[m].model_kind != kind:
+                    raise StudyConfigError(where, f"{label}.{kind}", f"method {m!r} needs a {METHODS[m].model_kind} "
+                                           f"model, not a {kind} one")
+    for pname, table in c.protocols.items():
+        for kind, m in table.items():
+            if m != BENCHMARK_METHOD and m not in METHODS:
+                raise StudyConfigError(where, f"protocols.{pname}.{kind}",
+                                       _unknown(m, list(METHODS) + [BENCHMARK_METHOD]))
+    for mname, opts in c.method_options.items():
+        if mname not in METHODS:
+            raise StudyConfigError(where, f"options.{mname}", _unknown(mname, METHODS))
+        try:
+            METHODS[mname].validate_options(opts)
+        except StereosetEvalError as exc:
+            raise StudyConfigError(where, f"options.{mname}", str(exc)) from None
+    a = c.analysis
+    checks = [
+        ("bootstrap", a.bootstrap >= 1, "must be at least 1"),
+        ("ci_level", 0.0 < a.ci_level < 1.0, "must lie strictly between 0 and 1"),
+        ("permutations", a.permutations >= 0, "must be 0 (none) or a positive number"),
+        ("crows_ndigits", a.crows_ndigits is None or a.crows_ndigits >= 0, "must be >= 0 or \"none\""),
+        ("ties", a.ties in TIE_RULES, f"must be one of {sorted(TIE_RULES)}"),
+        ("untagged", a.untagged in UNTAGGED_RULES, f"must be one of {sorted(UNTAGGED_RULES)}"),
+    ]
+    for key, ok, problem in checks:
+        if not ok:
+            raise StudyConfigError(where, f"analysis.{key}", f"{problem}, got {getattr(a, key)!r}")
+    for j, (x, y) in enumerate(a.compare):
+        for bench in (x, y):
+            if bench not in names:
+                raise StudyConfigError(where, f"analysis.compare[{j}]", _unknown(bench, names, "benchmark"))
+        if x == y:
+            raise StudyConfigError(where, f"analysis.compare[{j}]", f"compares {x!r} with itself")
+    if c.batch_tokens < 1:
+        raise StudyConfigError(where, "study.batch_tokens", f"must be a positive integer, got {c.batch_tokens}")
+    if c.last_layer not in ("scored", "all"):
+        raise StudyConfigError(where, "study.last_layer", f"must be 'scored' or 'all', got {c.last_layer!r}")
+    if c.limit is not None and c.limit < 1:
+        raise StudyConfigError(where, "study.limit", f"must be a positive number of items, got {c.limit}")
+
+
+def _unknown(name: str, known: Sequence[str], kind: str = "method") -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown {kind} {name!r}{hint}; known: {', '.join(sorted(known))}"

@@ -1,0 +1,211 @@
+"""Run a study's scoring jobs: one after another (``local``) or as Ray tasks (``ray``).
+
+Both executors call the same :func:`run_job` (which calls :func:`stereoset_eval.scoring.score_items`) and
+return the same :class:`JobResult` list in job order, so the analysis cannot tell them apart.
+Results go through the scoring engine's SQLite cache, so a rerun — with either executor —
+only computes what is new.
+
+Ray: one task per (model, benchmark, method), with one GPU requested when the cluster has
+GPUs; it connects to an existing cluster (``address``: ``auto``, ``ray://host:10001`` …) or
+starts a local one (``num_cpus``). Ray does the scheduling; this module only submits the
+tasks and gathers their results. On a multi-node cluster the cache folder must be one every
+node can write (SQLite over NFS is not safe; see the README's limitations).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+from stereoset_eval.study.plan import Job
+from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.items import Item
+
+#: environment variables forwarded to Ray workers (a remote cluster does not inherit the driver's)
+FORWARDED_ENV: tuple[str, ...] = (
+    "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HOME", "HF_HUB_CACHE", "TRANSFORMERS_OFFLINE",
+    "STEREOSET_EVAL_CACHE", "STEREOSET_EVAL_DATA",
+)
+OnResult = Callable[["JobResult"], None]
+
+
+@dataclass(frozen=True)
+class ScoreSettings:
+    """Scoring options shared by every job (part of the provenance; device/dtype change numbers)."""
+
+    device: str = "auto"
+    dtype: str | None = None
+    batch_tokens: int = 8192
+    last_layer: str = "scored"
+    cache_dir: str | None = None
+    use_cache: bool = True
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What one job produced: per-sentence scores, their provenance and cache statistics."""
+
+    job: Job
+    scores: Mapping[str, float]
+    provenance: Mapping[str, Any]
+    cache_stats: Mapping[str, int]
+    wall_time_s: float
+    worker: Mapping[str, Any] = field(default_factory=dict)
+
+
+def run_job(job: Job, items: Sequence[Item], settings: ScoreSettings) -> JobResult:
+    """Score ``items`` for one job (in this process); the unit of work of every executor."""
+    from stereoset_eval.scoring.api import score_items
+
+    started = time.perf_counter()
+    result = score_items(
+        items,
+        model=job.model.id,
+        method=job.method,
+        options=job.options or None,
+        revision=job.model.revision,
+        device=settings.device,
+        dtype=settings.dtype,
+        batch_tokens=settings.batch_tokens,
+        last_layer=settings.last_layer,
+        cache_dir=settings.cache_dir,
+        use_cache=settings.use_cache,
+    )
+    return JobResult(
+        job=job,
+        scores=dict(result.scores),
+        provenance=result.provenance,
+        cache_stats=dict(result.cache_stats),
+        wall_time_s=round(time.perf_counter() - started, 3),
+        worker={"host": socket.gethostname(), "pid": os.getpid()},
+    )
+
+
+class Executor(Protocol):
+    """Runs jobs and returns their results in job order."""
+
+    name: str
+
+    def run(self, jobs: Sequence[Job], items: Mapping[str, Sequence[Item]], settings: ScoreSettings, *,
+            on_result: OnResult | None = None) -> list[JobResult]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+class LocalExecutor:
+    """Jobs one after another in this process (models in config order, so each loads once)."""
+
+    name = "local"
+
+    def run(self, jobs: Sequence[Job], items: Mapping[str, Sequence[Item]], settings: ScoreSettings, *,
+            on_result: OnResult | None = None) -> list[JobResult]:
+        results = []
+        for job in jobs:
+            res = run_job(job, items[job.benchmark], settings)
+            if on_result is not None:
+                on_result(res)
+            results.append(res)
+        return results
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
+class RayExecutor:
+    """One Ray task per job; connects to ``address`` or starts a local instance.
+
+    Args:
+        address: an existing cluster (``auto``, ``ray://host:10001``, ``host:6379``); None
+            starts a local Ray instance (shut down again when the run ends).
+        num_cpus: CPUs of the local instance (ignored when connecting).
+        cpus_per_task: CPUs each task requests.
+        gpus_per_task: GPUs each task requests; None = 1 if the cluster has GPUs, else 0.
+    """
+
+    name = "ray"
+
+    def __init__(self, *, address: str | None = None, num_cpus: int | None = None, cpus_per_task: float = 1,
+                 gpus_per_task: float | None = None) -> None:
+        self.address, self.num_cpus = address, num_cpus
+        self.cpus_per_task, self.gpus_per_task = cpus_per_task, gpus_per_task
+        self._cluster: dict[str, Any] = {}
+
+    def _ray(self) -> Any:
+        try:
+            import ray
+        except ImportError:
+            raise StereosetEvalError(
+                "the ray executor needs Ray: pip install 'stereoset-eval[ray]' (or pip install 'ray[default]')"
+            ) from None
+        return ray
+
+    def _start(self, ray: Any) -> bool:
+        """Connect or start; True when this executor started Ray (and must shut it down)."""
+        if ray.is_initialized():
+            return False
+        env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
+        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                  "runtime_env": {"env_vars": env} if env else None}
+        if self.address:
+            kwargs["address"] = self.address
+        elif self.num_cpus is not None:
+            kwargs["num_cpus"] = self.num_cpus
+        try:
+            ray.init(**kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            where = self.address or "a local instance"
+            raise StereosetEvalError(f"cannot start Ray ({where}): {exc}") from None
+        return True
+
+    def run(self, jobs: Sequence[Job], items: Mapping[str, Sequence[Item]], settings: ScoreSettings, *,
+            on_result: OnResult | None = None) -> list[JobResult]:
+        ray = self._ray()
+        started_here = self._start(ray)
+        try:
+            resources = ray.cluster_resources()
+            gpus = self.gpus_per_task if self.gpus_per_task is not None else (1 if resources.get("GPU", 0) else 0)
+            self._cluster = {"address": self.address or "local", "resources": {k: resources[k] for k in
+                             ("CPU", "GPU") if k in resources}, "gpus_per_task": gpus,
+                             "cpus_per_task": self.cpus_per_task, "ray_version": ray.__version__}
+            task = ray.remote(num_cpus=self.cpus_per_task, num_gpus=gpus, max_retries=0)(run_job)
+            refs = {name: ray.put(list(its)) for name, its in items.items() if any(j.benchmark == name for j in jobs)}
+            pending = {task.remote(job, refs[job.benchmark], settings): i for i, job in enumerate(jobs)}
+            results: list[JobResult | None] = [None] * len(jobs)
+            waiting = list(pending)
+            while waiting:
+                done, waiting = ray.wait(waiting, num_returns=1)
+                res = self._get(ray, done[0])
+                results[pending[done[0]]] = res
+                if on_result is not None:
+                    on_result(res)
+            return [r for r in results if r is not None]
+        finally:
+            if started_here:
+                ray.shutdown()
+
+    @staticmethod
+    def _get(ray: Any, ref: Any) -> JobResult:
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, StereosetEvalError):
+                raise cause from None  # the toolkit's own one-line error, as with the local executor
+            raise
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, **self._cluster}
+
+
+def make_executor(name: str, *, address: str | None = None, num_cpus: int | None = None) -> Executor:
+    """``local`` or ``ray`` (unknown names list the known ones)."""
+    if name == "local":
+        return LocalExecutor()
+    if name == "ray":
+        return RayExecutor(address=address, num_cpus=num_cpus)
+    from stereoset_eval.foundation.errors import UnknownNameError
+
+    raise UnknownNameError("executor", name, ["local", "ray"])

@@ -1,0 +1,153 @@
+"""Run a study end to end: plan → load benchmarks → score (executor, cache) → analyse → report.
+
+:func:`run_study` is the library entry point behind ``stereoset-eval study`` and
+``stereoset-eval demo``. It writes into the output folder:
+
+* ``report.json`` / ``report.md`` / ``report.html`` — the report (:mod:`stereoset_eval.study.report`);
+* ``scores.csv`` — every sentence score of every job (model, benchmark, method, sentence id, score);
+* ``study_scores.csv`` — the per-model numbers behind the tables (one row per protocol, model,
+  benchmark, stage and category, with CI bounds).
+
+Every file is written atomically. The provenance block records the study config verbatim,
+the data files' sha256, each model's id / revision / weights sha256, every job's scoring
+provenance (method, options, cache hits), the executor and the library versions.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import pandas as pd
+
+from stereoset_eval.foundation.provenance import build_provenance, file_sha256
+from stereoset_eval.analysis.report_model import Report
+from stereoset_eval.analysis.report_writer import write_report
+from stereoset_eval.study.analyse import StudyAnalysis, analyse
+from stereoset_eval.study.benchmarks import BenchmarkData, load_benchmarks
+from stereoset_eval.study.config import StudyConfig
+from stereoset_eval.study.executors import Executor, JobResult, LocalExecutor, ScoreSettings
+from stereoset_eval.study.plan import Job, check_protocols, model_kinds, plan_jobs, protocols
+from stereoset_eval.study.report import build_study_report
+from stereoset_eval.foundation.atomic import atomic_write_text
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """What a study run produced (the files are in ``paths``)."""
+
+    config: StudyConfig
+    benchmarks: Mapping[str, BenchmarkData]
+    jobs: tuple[Job, ...]
+    results: tuple[JobResult, ...]
+    analysis: StudyAnalysis
+    report: Report
+    paths: Mapping[str, Path]
+
+    @property
+    def cache_stats(self) -> dict[str, int]:
+        """Sentences read from the cache and computed, over all jobs."""
+        return {k: sum(r.cache_stats.get(k, 0) for r in self.results) for k in ("hits", "computed")}
+
+
+def scores_csv(results: Sequence[JobResult]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["model", "benchmark", "method", "sentence_id", "score"])
+    for r in results:
+        for sid, score in r.scores.items():
+            w.writerow([r.job.model.name, r.job.benchmark, r.job.method, sid, repr(score) if math.isfinite(score) else ""])
+    return buf.getvalue()
+
+
+def _study_scores(analysis: StudyAnalysis) -> str:
+    frames = [pa.scores.assign(protocol=name) for name, pa in analysis.protocols.items()]
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    cols = ["protocol"] + [c for c in table.columns if c != "protocol"]
+    return table[cols].to_csv(index=False, lineterminator="\n") if not table.empty else ""
+
+
+def _provenance(config: StudyConfig, settings: ScoreSettings, benchmarks: Mapping[str, BenchmarkData],
+                results: Sequence[JobResult], kinds: Mapping[str, str], executor: Mapping[str, Any],
+                analysis: StudyAnalysis, score_file: Path, warnings: list[str]) -> dict[str, Any]:
+    files = sorted({p for b in benchmarks.values() for p in b.files})
+    models = []
+    for m in config.models:
+        prov = next((r.provenance.get("model", {}) for r in results if r.job.model.name == m.name), {})
+        models.append({"name": m.name, "id": m.id, "revision_requested": m.revision, "kind": kinds[m.name],
+                       "revision": prov.get("revision"), "weights_sha256": prov.get("weights_sha256"),
+                       "weight_files": prov.get("weight_files"), "config_sha256": prov.get("config_sha256"),
+                       "tokenizer_sha256": prov.get("tokenizer_sha256"), "class": prov.get("class")})
+    n_per_slice = {name: len(b.items) for name, b in benchmarks.items()}
+    for jm in analysis.metrics:
+        if jm.balanced is not None:
+            n_per_slice.update({f"{jm.job.benchmark}/{g}": s.n for g, s in jm.balanced.groups.items()})
+    return build_provenance(
+        data_files=files,
+        score_files=[score_file],
+        model=", ".join(m.id for m in config.models),
+        method=", ".join(sorted({r.job.method for r in results})),
+        options={"analysis": dataclasses.asdict(config.analysis), "scoring": dataclasses.asdict(settings),
+                 "protocols": protocols(config), "limit": config.limit},
+        n_per_slice=n_per_slice,
+        scores_provenance={r.job.key: dict(r.provenance) for r in results},
+        extra={
+            "study": config.to_dict(),
+            "models": models,
+            "benchmarks": {name: {"source": b.spec.source, "from": b.spec.origin, "counts": dict(b.counts),
+                                  "files": [{"path": str(p), "sha256": file_sha256(p)} for p in b.files],
+                                  "curation": dict(b.curation) if b.curation else None}
+                           for name, b in benchmarks.items()},
+            "executor": dict(executor),
+            "cache": {k: sum(r.cache_stats.get(k, 0) for r in results) for k in ("hits", "computed")},
+            "warnings": warnings,
+        },
+    )
+
+
+def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log | None = None) -> StudyRun:
+    """Score every job of ``config`` (only what the cache lacks), analyse, and write the report.
+
+    Args:
+        config: the study.
+        executor: :class:`~stereoset_eval.study.executors.LocalExecutor` (default) or ``RayExecutor``.
+        log: called with one line per step and per finished job (None: silent).
+    """
+    say = log or (lambda _msg: None)
+    executor = executor or LocalExecutor()
+    kinds = model_kinds(config)
+    benchmarks = load_benchmarks(config)
+    for b in benchmarks.values():
+        say(f"benchmark {b.name}: {len(b.items)} items ({', '.join(f'{k} {v}' for k, v in b.counts.items())})")
+    jobs = plan_jobs(config, kinds)
+    warnings = check_protocols(config, kinds, jobs)
+    for w in warnings:
+        say(f"warning: {w}")
+    settings = ScoreSettings(device=config.device, dtype=config.dtype, batch_tokens=config.batch_tokens,
+                             last_layer=config.last_layer, cache_dir=config.cache_dir, use_cache=config.use_cache)
+    say(f"scoring {len(jobs)} jobs with the {executor.name} executor")
+    done = [0]
+
+    def on_result(r: JobResult) -> None:
+        done[0] += 1
+        say(f"[{done[0]}/{len(jobs)}] {r.job.key}: {len(r.scores)} sentences, {r.cache_stats.get('hits', 0)} from "
+            f"the cache, {r.cache_stats.get('computed', 0)} computed ({r.wall_time_s:.1f} s)")
+
+    results = executor.run(jobs, {n: b.items for n, b in benchmarks.items()}, settings, on_result=on_result)
+    say("analysing")
+    analysis = analyse(results, benchmarks, config, kinds)
+    out = Path(config.output).expanduser()
+    score_file = atomic_write_text(out / "scores.csv", scores_csv(results))
+    table_file = atomic_write_text(out / "study_scores.csv", _study_scores(analysis))
+    provenance = _provenance(config, settings, benchmarks, results, kinds, executor.describe(), analysis,
+                             score_file, warnings)
+    report = build_study_report(config, benchmarks, results, analysis, kinds, executor.describe(), provenance)
+    paths = {**write_report(report, out), "scores": score_file, "study_scores": table_file}
+    return StudyRun(config, benchmarks, tuple(jobs), tuple(results), analysis, report, paths)

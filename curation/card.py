@@ -28,11 +28,12 @@ def _md(df: pd.DataFrame, floatfmt: str = ".4f") -> str:
     return "\n".join(lines)
 
 
-def dataset_card(result: Any, *, version: str, human_review: str | None = None) -> str:
+def dataset_card(result: Any, *, version: str, human_review: str | None = None, gold: str | None = None) -> str:
     """Markdown card for ``result`` (a :class:`~stereoset_eval.curation.pipeline.CurationResult`).
 
     ``human_review`` is a markdown section on the human review of this version
-    (:func:`stereoset_eval.curation.labelstudio.report.report_markdown`), placed before the provenance.
+    (:func:`stereoset_eval.curation.labelstudio.report.report_markdown`), placed before the provenance;
+    ``gold`` is the agreement section of :func:`stereoset_eval.curation.gold_eval.gold_markdown`.
     """
     prov = result.provenance
     removed = result.removed_table()
@@ -126,7 +127,7 @@ Blodgett et al. 2021, set in review). Rule failures (exceptions) in this run: {p
 
 {_md(summary)}
 
-{human_review.strip() + chr(10) + chr(10) if human_review else ''}## Provenance
+{human_review.strip() + chr(10) + chr(10) if human_review else ''}{gold.strip() + chr(10) + chr(10) if gold else ''}## Provenance
 
 - tool: stereoset-eval {prov['tool_version']}; rules version {prov['rules_version']};
   lexicon sha256 `{prov['lexicon_sha256']}`

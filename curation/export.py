@@ -101,8 +101,11 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return json.loads(df.to_json(orient="records", double_precision=10))
 
 
-def write_curation(result: Any, output: str | Path, *, card: str) -> Path:
-    """Write every artefact of a :class:`~stereoset_eval.curation.pipeline.CurationResult` to ``output``."""
+def write_curation(result: Any, output: str | Path, *, card: str, gold_report: Any = None) -> Path:
+    """Write every artefact of a :class:`~stereoset_eval.curation.pipeline.CurationResult` to ``output``.
+
+    ``gold_report`` (a :class:`~stereoset_eval.curation.gold_eval.GoldReport`) adds ``gold_eval/``.
+    """
     output = Path(output)
     frame = pairs_frame(result.items)
     with atomic_directory(output) as tmp:
@@ -123,5 +126,9 @@ def write_curation(result: Any, output: str | Path, *, card: str) -> Path:
 
         category_chart(result.categories, stats / "categories.png")
         atomic_write_json(tmp / "provenance.json", result.provenance)
+        if gold_report is not None:
+            from stereoset_eval.curation.gold_eval import write_report
+
+            write_report(gold_report, tmp / "gold_eval")
     return output
 

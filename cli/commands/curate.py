@@ -33,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-words", type=int, default=4, help="too_short threshold in words (default 4)")
     p.add_argument("--near-duplicate-jaccard", type=float, default=0.8,
                    help="near_duplicate word-set Jaccard threshold (default 0.8)")
+    p.add_argument("--gold", type=Path,
+                   help="expert gold CSV (curation-gold schema): agreement goes on the card and into OUTPUT/gold_eval/")
     p.set_defaults(func=run)
 
 
@@ -51,13 +53,26 @@ def run(args: argparse.Namespace) -> int:
                             rules=RuleConfig(min_words=args.min_words, near_duplicate_jaccard=args.near_duplicate_jaccard))
     result = curate_files(inputs, config=config)
     version = f"{'+'.join(args.benchmark)}-{args.bias_type}-rules{RULES_VERSION}"
-    out = write_curation(result, args.output, card=dataset_card(result, version=version))
+    report = gold_section = None
+    if args.gold is not None:
+        from stereoset_eval.curation.export import pairs_frame
+        from stereoset_eval.curation.gold_eval import evaluate, gold_markdown, load_gold
+
+        report = evaluate(pairs_frame(result.items), result.removed_table(), load_gold(args.gold))
+        gold_section = gold_markdown(report, gold_name=args.gold.name)
+    out = write_curation(result, args.output, card=dataset_card(result, version=version, gold=gold_section),
+                         gold_report=report)
     print(f"curated {len(result.items)} pairs from {len(result.pairs)} source pairs -> {out}")
     print(result.counts.to_string(index=False))
     removed = result.removed_table()
     print(f"\nleft out: {len(removed)} (see {out / 'removed.csv'})")
     print("\nrules (source pairs):")
     print(result.rule_summary[["rule", "kind", "flagged", "share", "overlap", "failures"]].to_string(index=False))
+    if report is not None:
+        from stereoset_eval.cli.commands.curate_eval import print_report
+
+        print(f"\nagreement with {args.gold}:")
+        print_report(report)
     if result.failures:
         print(f"warning: {len(result.failures)} rule failure(s); first: {result.failures[0]}", file=sys.stderr)
     return 0

@@ -29,6 +29,8 @@ from stereoset_eval.curation.pairs import HARMONISABLE, harmonise_all
 from stereoset_eval.curation.rules import RULES_VERSION, RuleConfig, RuleFailure, rule_summary, run_rules
 from stereoset_eval.curation.spans import analyse_pair
 from stereoset_eval.curation.stats import category_table, counts_table, jaccard_table, length_table
+from stereoset_eval.curation.consensus import build_consensus
+from stereoset_eval.curation.validity import ValidityConfig, apply_validity
 
 SUPPORTED_BIAS_TYPES: tuple[str, ...] = ("gender",)
 
@@ -40,6 +42,7 @@ class CurationConfig:
     bias_type: str = "gender"
     rules: RuleConfig = field(default_factory=RuleConfig)
     dimension_priority: tuple[str, ...] = DEFAULT_PRIORITY
+    validity: ValidityConfig = field(default_factory=ValidityConfig)
 
     def __post_init__(self) -> None:
         if self.bias_type not in SUPPORTED_BIAS_TYPES:
@@ -112,6 +115,8 @@ def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
     decisions: list[Decision] = []
     for pair in pairs:
         decisions.extend(normalise_pair(pair, analyse_pair(pair)))
+    consensus = build_consensus(items) if config.validity.enabled else None
+    decisions = apply_validity(decisions, {p.id: p for p in pairs}, consensus, config.validity)
     candidates = [d.instance for d in decisions if d.status == "kept" and d.instance is not None]
     inst_run = run_rules(candidates, config=config.rules)
     decisions = _post_decisions(decisions, {it.id: it for it in inst_run.items})

@@ -22,7 +22,12 @@ FIXTURE = Path(__file__).parent / "fixtures" / "curation_small_crows.csv"
 
 @pytest.fixture(scope="module")
 def result():
-    return curate_files([("crows-pairs", FIXTURE)])
+    # the statistics are computed by hand for every instance the normaliser builds, so the
+    # evidence-based validity rules (tested in test_curation_validity.py) are off here
+    from stereoset_eval.curation.pipeline import CurationConfig
+    from stereoset_eval.curation.validity import ValidityConfig
+
+    return curate_files([("crows-pairs", FIXTURE)], config=CurationConfig(validity=ValidityConfig(enabled=False)))
 
 
 def row(df, **where):

@@ -1,0 +1,142 @@
+"""Published gender-association word lists: which attributes a culture ties to men or to women.
+
+The validity and direction rules (:mod:`stereoset_eval.curation.validity`) ask of an attribute
+word whether it carries a gender stereotype and for which gender. These small lists are the
+published evidence (lower case; an entry ending in ``*`` is a stem, matched as a prefix, as in
+the source):
+
+* ``BEM_1974`` — Bem, S. L. (1974). The measurement of psychological androgyny. *Journal of
+  Consulting and Clinical Psychology*, 42(2), 155–162: the 20 masculine and 20 feminine items of
+  the Bem Sex Role Inventory (multi-word items reduced to their head word).
+* ``GAUCHER_2011`` — Gaucher, D., Friesen, J., & Kay, A. C. (2011). Evidence that gendered
+  wording in job advertisements exists and sustains gender inequality. *JPSP*, 101(1), 109–128,
+  Appendix A: masculine- and feminine-coded words (stems as published).
+* ``WILLIAMS_BEST_1990`` — Williams, J. E., & Best, D. L. (1990). *Measuring sex stereotypes: A
+  multination study*: adjectives of the Adjective Check List associated with men or women in a
+  consensus of the 25 countries (the items most consistently assigned).
+* ``DEAUX_LEWIS_1984`` — Deaux, K., & Lewis, L. L. (1984). Structure of gender stereotypes.
+  *JPSP*, 46(5), 991–1004: the physical-characteristics component (male: tall, strong, sturdy,
+  broad-shouldered …; female: soft, graceful, petite, pretty …) and the role-behaviour component
+  (male: financial provider, leader, takes initiative, repairs; female: cooks, cleans, takes care
+  of children, shops, decorates).
+* ``WINOBIAS_2018`` — Zhao, J. et al. (2018). Gender bias in coreference resolution (WinoBias),
+  NAACL: the occupations dominated by men / by women in the US Bureau of Labor Statistics table
+  they use.
+
+Nothing here is taken from the expert gold: an entry is in a list because the cited source has it.
+"""
+
+from __future__ import annotations
+
+SOURCES: dict[str, dict[str, frozenset[str]]] = {
+    "BEM_1974": {
+        "male": frozenset("""
+            leader aggressive ambitious analytical assertive athletic competitive dominant forceful
+            leadership independent individualistic decisive masculine self-reliant self-sufficient
+            risk-taking
+        """.split()),
+        "female": frozenset("""
+            affectionate cheerful childlike compassionate feminine flatterable gentle gullible loyal
+            sensitive shy soft-spoken sympathetic tender understanding warm yielding soothing
+        """.split()),
+    },
+    "GAUCHER_2011": {
+        "male": frozenset("""
+            active adventurous aggress* ambitio* analy* assert* athlet* autonom* boast* challeng*
+            compet* confident courag* decisive determin* dominant domina* force* greedy headstrong
+            hierarch* hostil* impulsive independen* individual* intellect* lead* logic masculine
+            objective opinion* outspoken persist principle* reckless stubborn superior
+            self-confiden* self-relian* self-sufficien*
+        """.split()),
+        "female": frozenset("""
+            affectionate child* cheer* commit* communal compassion* connect* considerate cooperat*
+            depend* emotiona* empath* feminine flatterable gentle honest interpersonal
+            interdependen* kind kinship loyal* modesty nag* nurtur* pleasant* polite quiet*
+            sensitiv* submissive support* sympath* tender* together* trust* understand* warm*
+            whin* yield*
+        """.split()),
+    },
+    "WILLIAMS_BEST_1990": {
+        "male": frozenset("""
+            active adventurous aggressive ambitious arrogant assertive autocratic boastful bossy
+            coarse courageous cruel daring determined disorderly dominant enterprising forceful
+            hardheaded hardhearted independent inventive logical loud masculine opportunistic
+            rational realistic reckless robust severe stern strong tough unemotional unexcitable
+        """.split()),
+        "female": frozenset("""
+            affectionate anxious appreciative attractive charming complaining curious dependent
+            dreamy emotional excitable fearful feminine fickle frivolous fussy gentle meek mild
+            nagging prudish sensitive sentimental sexy shy softhearted sophisticated submissive
+            superstitious talkative timid touchy unambitious weak whiny worrying
+        """.split()),
+    },
+    "DEAUX_LEWIS_1984": {
+        "male": frozenset("""
+            tall strong sturdy broad-shouldered muscular rugged burly brawny provider breadwinner
+            initiative repairs repair fix
+        """.split()),
+        "female": frozenset("""
+            soft graceful petite pretty dainty delicate beautiful cute cooks cook cooking cleans
+            cleaning clean shops shopping decorates decorating babysitting
+        """.split()),
+    },
+    "WINOBIAS_2018": {
+        "male": frozenset("""
+            driver supervisor janitor mover laborer chief developer carpenter manager lawyer farmer
+            salesperson physician guard analyst mechanic sheriff ceo construction engineer
+        """.split()),
+        "female": frozenset("""
+            attendant cashier teacher nurse assistant secretary auditor cleaner receptionist clerk
+            counselor designer hairdresser writer housekeeper baker accountant editor librarian
+            tailor
+        """.split()),
+    },
+}
+
+# generic inflections tried before prefix stems ("nurturing" -> "nurture", "strength" stays)
+_SUFFIXES = ("ness", "ity", "ly", "ing", "ed", "es", "s")
+
+
+def _forms(word: str) -> list[str]:
+    w = word.lower().strip("'\".,;:!?")
+    out = [w]
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            base = w[: -len(suf)]
+            out += [base, base + "e"]
+            if base.endswith("i"):
+                out.append(base[:-1] + "y")
+    return list(dict.fromkeys(out))
+
+
+def lexicon_hits(word: str) -> list[tuple[str, str, str]]:
+    """``(source, gender, entry)`` of every published list that ties ``word`` to a gender.
+
+    >>> sorted({g for _, g, _ in lexicon_hits("nurturing")}), sorted({g for _, g, _ in lexicon_hits("Strong")})
+    (['female'], ['male'])
+    >>> lexicon_hits("green")
+    []
+    """
+    hits = []
+    forms = _forms(word)
+    for source, by_gender in SOURCES.items():
+        for gender, entries in by_gender.items():
+            for e in sorted(entries):
+                stem = e.rstrip("*")
+                ok = any(f.startswith(stem) and len(stem) >= 4 for f in forms) if e.endswith("*") else e in forms
+                if ok:
+                    hits.append((source, gender, e))
+                    break
+    return hits
+
+
+# Old-age stereotype descriptors: Hummert, M. L. (1990). Multiple stereotypes of elderly and young
+# adults. *Psychology and Aging*, 5(2), 182-193 (trait sets of the "severely impaired", "despondent",
+# "shrew/curmudgeon", "perfect grandparent" and "John Wayne conservative" subtypes), with the
+# "warm but incompetent" items of Cuddy & Fiske (2002). An attribute from this list makes an item
+# about age, not gender ("my grandfather was feeble").
+AGE_STEREOTYPES: frozenset[str] = frozenset("""
+    feeble frail senile forgetful slow sluggish wrinkled decrepit doddering sickly fragile
+    old-fashioned antiquated outdated conservative nostalgic wise retired grumpy cranky
+    set-in-ways sleepy senior elderly ancient
+""".split())

@@ -1,0 +1,239 @@
+"""Stereotype validity and direction of attribute instances, decided from evidence.
+
+An attribute instance (``#m`` / ``#l`` of :mod:`stereoset_eval.curation.normalise`) claims "this
+attribute is stereotypical of the gender of ``sent_more``". The claim is checked against two
+kinds of evidence about the attribute words:
+
+* the published gender-association lists of :mod:`stereoset_eval.curation.lexicon.gender_association`
+  (each list that has the word: ``lexicon_weight`` points to its gender);
+* the datasets' own consensus (:mod:`stereoset_eval.curation.consensus`): other items that used the
+  word as a stereotype of a gender (1 point each, at most ``stereo_cap``) or as an anti-stereotype
+  of the other gender (``anti_weight`` each, at most ``anti_cap``), the item itself left out.
+
+A gender is *associated* when its points reach ``min_score``, at least ``ratio`` times the
+other's, and some of them are direct (a list, or a stereotype use: anti-stereotype uses alone
+never decide — a worker's negation "caring"/"uncaring" says nothing about the other gender). One rule per decision, each with its evidence in the flag:
+
+* ``wrong_direction`` — the association points to the other gender: the labels are swapped
+  (``sent_more`` ↔ ``sent_less``, direction flipped), the instance is kept.
+* ``age_stereotype`` — the attribute is an old-age stereotype (Hummert 1990): dropped (another
+  group's stereotype, not gender's).
+* ``generic_negativity`` — no association and the attribute is plainly negative (VADER valence
+  at most ``negativity``, or a negated positive word): dropped.
+* ``no_gender_association`` — no association: the anti-stereotype (``#l``) instance is dropped
+  (it is a contrast the worker picked, not a stereotype of the other gender); the ``#m`` instance
+  keeps the source's label with a low confidence.
+* ``conflicting_association`` — both genders have strong evidence: review.
+
+Every kept instance carries a ``stereotype_validity`` flag with the decision's confidence
+(0–1); a confidence under ``review_below`` sends the instance to review instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from typing import Any, Sequence
+
+from stereoset_eval.curation.consensus import OTHER, Consensus
+from stereoset_eval.curation.lexicon.gender_association import AGE_STEREOTYPES, lexicon_hits
+
+VALIDITY_RULES: dict[str, str] = {
+    "stereotype_validity": "Evidence that the attribute is a stereotype of sent_more's gender (confidence 0-1).",
+    "wrong_direction": "The attribute is associated with the other gender: sent_more/sent_less swapped.",
+    "age_stereotype": "The attribute is an old-age stereotype, not a gender one: instance dropped.",
+    "generic_negativity": "The attribute is generic negativity with no gender association: instance dropped.",
+    "no_gender_association": "No gender association for the anti-stereotype attribute: instance dropped.",
+    "conflicting_association": "Strong evidence for both genders: a person decides.",
+}
+NEGATION_PREFIXES = ("un", "in", "im", "dis", "non")
+
+
+@dataclass(frozen=True)
+class ValidityConfig:
+    """Parameters of the validity and direction decisions (recorded in provenance)."""
+
+    enabled: bool = True
+    lexicon_weight: float = 1.5
+    stereo_cap: float = 3.0
+    anti_weight: float = 0.5
+    anti_cap: float = 1.5
+    min_score: float = 1.5
+    ratio: float = 2.0
+    negativity: float = -1.5
+    review_below: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Association:
+    """Points per gender for a set of attribute words, the associated gender, and the evidence."""
+
+    female: float
+    male: float
+    gender: str | None
+    evidence: tuple[dict[str, Any], ...]
+
+    @property
+    def conflicting(self) -> bool:
+        return self.gender is None and min(self.female, self.male) >= 1.5
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What to do with one instance: ``keep``, ``swap`` (labels), ``drop`` or ``review``."""
+
+    action: str
+    rule: str
+    confidence: float
+    reason: str
+    evidence: dict[str, Any]
+
+
+def associate(words: Sequence[str], consensus: Consensus | None, *, exclude: str = "",
+              config: ValidityConfig = ValidityConfig()) -> Association:
+    """Sum the lexicon and consensus evidence for ``words`` (lower case)."""
+    pts = {"female": 0.0, "male": 0.0}
+    direct = {"female": 0.0, "male": 0.0}  # lexicon + stereotype uses: anti-stereotype uses alone never decide
+    ev: list[dict[str, Any]] = []
+    for w in words:
+        for source, gender, entry in lexicon_hits(w):
+            pts[gender] += config.lexicon_weight
+            direct[gender] += config.lexicon_weight
+            ev.append({"word": w, "source": source, "gender": gender, "entry": entry})
+        if consensus is not None:
+            st = consensus.votes(w, exclude=exclude)
+            an = consensus.anti_votes(w, exclude=exclude)
+            for g in ("female", "male"):
+                s = min(float(st[g]), config.stereo_cap)
+                a = min(an[OTHER[g]] * config.anti_weight, config.anti_cap)
+                if s or a:
+                    pts[g] += s + a
+                    direct[g] += s
+                    ev.append({"word": w, "source": "dataset_consensus", "gender": g,
+                               "stereotype_uses": st[g], "anti_stereotype_uses_of_other": an[OTHER[g]]})
+    f, m = pts["female"], pts["male"]
+    gender = None
+    if f >= config.min_score and f >= config.ratio * m and direct["female"]:
+        gender = "female"
+    elif m >= config.min_score and m >= config.ratio * f and direct["male"]:
+        gender = "male"
+    return Association(round(f, 3), round(m, 3), gender, tuple(ev))
+
+
+@lru_cache(maxsize=1)
+def _vader() -> dict[str, float]:
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    return dict(SentimentIntensityAnalyzer().lexicon)
+
+
+def valence(word: str) -> float | None:
+    """VADER valence of ``word``; a negated positive word (``uncaring``) gets minus its stem's."""
+    lex = _vader()
+    w = word.lower()
+    if w in lex:
+        return float(lex[w])
+    for p in NEGATION_PREFIXES:
+        if w.startswith(p) and w[len(p):] in lex and lex[w[len(p):]] > 0:
+            return -float(lex[w[len(p):]])
+    return None
+
+
+def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus | None, exclude: str,
+          config: ValidityConfig = ValidityConfig()) -> Verdict:
+    """The verdict on an instance whose attribute ``words`` are claimed stereotypical of ``claimed``.
+
+    ``side`` is ``m`` (the source's stereotype attribute) or ``l`` (its anti-stereotype).
+    """
+    words = [w.lower() for w in words if w]
+    assoc = associate(words, consensus, exclude=exclude, config=config)
+    ev: dict[str, Any] = {"words": words, "claimed": claimed, "female": assoc.female, "male": assoc.male,
+                          "associated": assoc.gender, "evidence": list(assoc.evidence)}
+    age = [w for w in words if w in AGE_STEREOTYPES]
+    if age and assoc.gender is None:
+        return Verdict("drop", "age_stereotype", 0.8, f"{', '.join(age)}: old-age stereotype (Hummert 1990)", ev)
+    if assoc.gender is not None:
+        score = max(assoc.female, assoc.male)
+        conf = round(min(1.0, score / (2 * config.min_score + 1e-9)), 3)
+        if assoc.gender == claimed:
+            return Verdict("keep", "stereotype_validity", conf,
+                           f"{' '.join(words)!r} is associated with {claimed} ({assoc.female} f / {assoc.male} m)", ev)
+        return Verdict("swap", "wrong_direction", conf,
+                       f"{' '.join(words)!r} is associated with {assoc.gender}, not {claimed}: labels swapped", ev)
+    if assoc.conflicting:
+        return Verdict("review", "conflicting_association", 0.3,
+                       f"{' '.join(words)!r} has evidence for both genders ({assoc.female} f / {assoc.male} m)", ev)
+    vals = [v for v in (valence(w) for w in words) if v is not None]
+    ev["valence"] = vals
+    if vals and min(vals) <= config.negativity:
+        return Verdict("drop", "generic_negativity", 0.7,
+                       f"{' '.join(words)!r} is generic negativity (VADER {min(vals)}) with no gender association", ev)
+    if side == "l":
+        return Verdict("drop", "no_gender_association", 0.6,
+                       f"{' '.join(words) or '(no attribute)'!r} has no gender association: no stereotype of {claimed}", ev)
+    return Verdict("keep", "stereotype_validity", 0.4,
+                   f"{' '.join(words)!r}: no evidence either way; the source's stereotype label is kept", ev)
+
+
+def swap_labels(inst: "Item") -> "Item":
+    """``inst`` with ``sent_more`` and ``sent_less`` exchanged (edits, origins, direction follow)."""
+    from dataclasses import replace as dc_replace
+
+    from stereoset_eval.curation.normalise import FLIP
+    from stereoset_eval.curation.pairs import sentence_ids
+    from stereoset_eval.foundation.items import Edit, Sentence
+
+    other = {"sent_more": "sent_less", "sent_less": "sent_more"}
+    more_id, less_id = sentence_ids(inst.id)
+    p = inst.provenance
+    prov = dc_replace(
+        p,
+        edits=tuple(Edit(other.get(e.sentence_role, e.sentence_role), e.index, e.old, e.new) for e in p.edits),
+        sentence_origins=tuple(sorted((other.get(r, r), o) for r, o in p.sentence_origins)),
+    )
+    return inst.replace(
+        sentences=(Sentence(more_id, inst.text("sent_less"), "sent_more"), Sentence(less_id, inst.text("sent_more"), "sent_less")),
+        provenance=prov,
+        direction=FLIP.get(inst.direction or "stereo", "antistereo"),
+    )
+
+
+def apply_validity(decisions: Sequence[Any], pairs: dict[str, Any], consensus: Consensus | None,
+                   config: ValidityConfig = ValidityConfig()) -> list[Any]:
+    """Judge every kept attribute instance (``#m`` / ``#l``) and act on the verdict (see module doc)."""
+    from stereoset_eval.curation.consensus import sentence_gender, target_gender
+    from stereoset_eval.curation.normalise import Decision
+    from stereoset_eval.foundation.items import Flag
+
+    if not config.enabled:
+        return list(decisions)
+    out = []
+    for d in decisions:
+        if d.status != "kept" or d.instance is None or "#" not in d.item_id:
+            out.append(d)
+            continue
+        pair = pairs[d.source_id]
+        side = d.item_id.rsplit("#", 1)[1]
+        g = target_gender(pair.target) or sentence_gender(pair.text("sent_more"))
+        if g is None:
+            out.append(d)
+            continue
+        claimed = g if side == "m" else OTHER[g]
+        v = judge(list(d.attribute_words), claimed, side, consensus=consensus,
+                  exclude=pair.provenance.derived_from or "", config=config)
+        evidence = {"rule": v.rule, "confidence": v.confidence, **v.evidence}
+        if v.action in ("drop", "review") or v.confidence < config.review_below:
+            status = "removed" if v.action == "drop" else "review"
+            out.append(Decision(d.source_id, d.item_id, status, v.reason, v.rule, attribute_words=d.attribute_words))
+            continue
+        inst = swap_labels(d.instance) if v.action == "swap" else d.instance
+        flags = [Flag("stereotype_validity", inst.id, "info", v.reason, evidence)]
+        if v.action == "swap":
+            flags.append(Flag("wrong_direction", inst.id, "warning", v.reason, evidence))
+        inst = inst.replace(flags=tuple(inst.flags) + tuple(flags))
+        out.append(Decision(d.source_id, d.item_id, "kept", d.reason + f"; {v.rule} ({v.confidence})", d.rule, inst,
+                            d.attribute_words))
+    return out

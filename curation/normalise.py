@@ -43,6 +43,7 @@ from stereoset_eval.foundation.items import Item, Provenance, Sentence
 from stereoset_eval.curation.pairs import INSTANCE_SEPARATOR, rehome_flags, sentence_ids
 from stereoset_eval.curation.rules import RULES
 from stereoset_eval.curation.spans import PairAnalysis, is_group_term, is_other_group_term, term_info
+from stereoset_eval.curation.target_swap import non_target_indices
 
 FLIP: dict[str, str] = {"stereo": "antistereo", "antistereo": "stereo"}
 STATUSES: tuple[str, ...] = ("kept", "review", "removed")
@@ -111,15 +112,20 @@ def _instance(pair: Item, suffix: str, more: tuple[str, str], less: tuple[str, s
     )
 
 
-def _augment(pair: Item, analysis: PairAnalysis, side: str) -> Decision:
-    """The gender-swapped instance for the attribute of ``side`` (``more`` or ``less``)."""
+def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "swap") -> Decision:
+    """The gender-swapped instance for the attribute of ``side`` (``more`` or ``less``).
+
+    Only the target and the words referring to it are swapped
+    (:func:`stereoset_eval.curation.target_swap.non_target_indices`; ``partners`` is its policy).
+    """
     role = "sent_more" if side == "more" else "sent_less"
     text = pair.text(role)
     suffix = "m" if side == "more" else "l"
     inst_id = f"{pair.id}{INSTANCE_SEPARATOR}{suffix}"
     genders_differ = bool(analysis.of_kind("group", "mixed"))
     swap_into = "sent_more" if (side == "less" and not genders_differ) else "sent_less"
-    r = swap_gender(text, role=swap_into, protect=analysis.attribute_indices(side))
+    protect = analysis.attribute_indices(side) | non_target_indices(text, pair.target, partners=partners)
+    r = swap_gender(text, role=swap_into, protect=protect)
     attr = tuple(analysis.attribute_words(side))
     if not r.changed:
         names = ", ".join(n for _, n, _ in r.names_left)
@@ -142,8 +148,11 @@ def _augment(pair: Item, analysis: PairAnalysis, side: str) -> Decision:
                     "attribute_perturbation", inst, attr)
 
 
-def normalise_pair(pair: Item, analysis: PairAnalysis) -> list[Decision]:
-    """Decisions for one harmonised pair whose flags come from :func:`stereoset_eval.curation.rules.run_rules`."""
+def normalise_pair(pair: Item, analysis: PairAnalysis, *, partners: str = "swap") -> list[Decision]:
+    """Decisions for one harmonised pair whose flags come from :func:`stereoset_eval.curation.rules.run_rules`.
+
+    ``partners``: the target-only swap's policy for the target's partner (``swap`` or ``keep``).
+    """
     fired = {f.rule: f for f in pair.flags if f.rule in RULES}
     for rule_name, status in PAIR_REMOVALS:
         if rule_name in fired:
@@ -166,5 +175,5 @@ def normalise_pair(pair: Item, analysis: PairAnalysis) -> list[Decision]:
                                 f"the {'stereotype' if side == 'more' else 'anti-stereotype'} option is a group "
                                 f"marker: {', '.join(markers)}", rule_name))
             continue
-        out.append(_augment(pair, analysis, side))
+        out.append(_augment(pair, analysis, side, partners=partners))
     return out

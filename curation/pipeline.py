@@ -12,7 +12,7 @@ instance is removed; everything else is kept with its flags.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -31,6 +31,7 @@ from stereoset_eval.curation.spans import analyse_pair
 from stereoset_eval.curation.stats import category_table, counts_table, jaccard_table, length_table
 from stereoset_eval.curation.consensus import build_consensus
 from stereoset_eval.curation.validity import ValidityConfig, apply_validity
+from stereoset_eval.curation.repair import RepairConfig, repair_item
 
 SUPPORTED_BIAS_TYPES: tuple[str, ...] = ("gender",)
 
@@ -43,8 +44,14 @@ class CurationConfig:
     rules: RuleConfig = field(default_factory=RuleConfig)
     dimension_priority: tuple[str, ...] = DEFAULT_PRIORITY
     validity: ValidityConfig = field(default_factory=ValidityConfig)
+    repair: RepairConfig = field(default_factory=RepairConfig)
+    partners: str = "swap"  # target-only swap: the target's partner is swapped with it ("keep": left alone)
 
     def __post_init__(self) -> None:
+        from stereoset_eval.curation.target_swap import PARTNER_POLICIES
+
+        if self.partners not in PARTNER_POLICIES:
+            raise UnknownNameError("partner policy of the target-only swap", self.partners, PARTNER_POLICIES)
         if self.bias_type not in SUPPORTED_BIAS_TYPES:
             raise UnknownNameError("bias type for curation (gender-swap lexicon)", self.bias_type, SUPPORTED_BIAS_TYPES)
 
@@ -114,9 +121,11 @@ def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
     pairs = pairs_run.items
     decisions: list[Decision] = []
     for pair in pairs:
-        decisions.extend(normalise_pair(pair, analyse_pair(pair)))
+        decisions.extend(normalise_pair(pair, analyse_pair(pair), partners=config.partners))
     consensus = build_consensus(items) if config.validity.enabled else None
     decisions = apply_validity(decisions, {p.id: p for p in pairs}, consensus, config.validity)
+    decisions = [replace(d, instance=repair_item(d.instance, config.repair)) if d.status == "kept" and d.instance else d
+                 for d in decisions]
     candidates = [d.instance for d in decisions if d.status == "kept" and d.instance is not None]
     inst_run = run_rules(candidates, config=config.rules)
     decisions = _post_decisions(decisions, {it.id: it for it in inst_run.items})

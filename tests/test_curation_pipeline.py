@@ -13,6 +13,7 @@ import pytest
 
 from stereoset_eval.cli.main import main
 from stereoset_eval.curation.export import BMNE_COLUMNS, pairs_frame
+from stereoset_eval.curation.rules import RULES_VERSION
 from stereoset_eval.curation.loaders.pairs_csv import load_pairs
 
 FILES = ("README.md", "pairs.csv", "pairs.parquet", "rules_summary.csv", "rules_summary_curated.csv",
@@ -64,7 +65,7 @@ def test_rule_table_and_card(out_dir: Path) -> None:
     assert rules.loc["known_erratum", "flagged"] == 1 and rules["failures"].sum() == 0
     card = (out_dir / "README.md").read_text(encoding="utf-8")
     assert "license: cc-by-sa-4.0" in card and "CC BY-SA 4.0" in card
-    assert "rules version 1.0" in card and "sha256" in card and "83.45" in card
+    assert f"rules version {RULES_VERSION}" in card and "sha256" in card and "83.45" in card
     prov = json.loads((out_dir / "provenance.json").read_text())
     assert {i["benchmark"] for i in prov["inputs"]} == {"stereoset", "crows-pairs"}
     assert "timestamp" not in json.dumps(prov)

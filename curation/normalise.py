@@ -53,7 +53,10 @@ PAIR_REMOVALS: tuple[tuple[str, str], ...] = (
     ("identical_pair", "removed"),
     ("no_group_term", "removed"),
     ("attribute_is_gender_term", "removed"),
+    ("short_template", "removed"),
 )
+# checked after the CrowS-Pairs perturbation removals: a marker in the perturbation is theirs
+CONTENT_REMOVALS: tuple[str, ...] = ("other_group_content",)
 CROWS_REMOVALS: tuple[str, ...] = ("mismatched_group_category", "other_group_marker")
 
 
@@ -162,6 +165,9 @@ def normalise_pair(pair: Item, analysis: PairAnalysis, *, partners: str = "swap"
         for rule_name in CROWS_REMOVALS:
             if rule_name in fired:
                 return [Decision(pair.id, pair.id, "removed", fired[rule_name].message, rule_name)]
+    for rule_name in CONTENT_REMOVALS:
+        if rule_name in fired:
+            return [Decision(pair.id, pair.id, "removed", fired[rule_name].message, rule_name)]
     if analysis.is_pure_group_swap:
         inst = pair.replace(flags=_load_flags(pair, pair.id))
         return [Decision(pair.id, pair.id, "kept", "already a gender minimal pair", None, inst)]

@@ -22,12 +22,15 @@ FIXTURE = Path(__file__).parent / "fixtures" / "curation_small_crows.csv"
 
 @pytest.fixture(scope="module")
 def result():
-    # the statistics are computed by hand for every instance the normaliser builds, so the
-    # evidence-based validity rules (tested in test_curation_validity.py) are off here
+    # the statistics are computed by hand for every instance the normaliser builds from these
+    # three- and four-word sentences, so the evidence-based validity rules and the short-template
+    # removal (tested in test_curation_validity.py / test_curation_new_rules.py) are off here
     from stereoset_eval.curation.pipeline import CurationConfig
+    from stereoset_eval.curation.rules import RuleConfig
     from stereoset_eval.curation.validity import ValidityConfig
 
-    return curate_files([("crows-pairs", FIXTURE)], config=CurationConfig(validity=ValidityConfig(enabled=False)))
+    config = CurationConfig(validity=ValidityConfig(enabled=False), rules=RuleConfig(remove_below_words=0))
+    return curate_files([("crows-pairs", FIXTURE)], config=config)
 
 
 def row(df, **where):

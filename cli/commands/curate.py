@@ -33,6 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-words", type=int, default=4, help="too_short threshold in words (default 4)")
     p.add_argument("--near-duplicate-jaccard", type=float, default=0.8,
                    help="near_duplicate word-set Jaccard threshold (default 0.8)")
+    p.add_argument("--remove-below-words", type=int, default=5,
+                   help="short_template: remove a pair with a sentence under this many words (default 5)")
+    p.add_argument("--partners", choices=("swap", "keep"), default="swap",
+                   help="target-only swap: swap the target's partner with it (default) or keep the partner")
+    p.add_argument("--no-validity", action="store_true",
+                   help="keep every attribute instance (no evidence-based validity/direction decisions)")
     p.add_argument("--gold", type=Path,
                    help="expert gold CSV (curation-gold schema): agreement goes on the card and into OUTPUT/gold_eval/")
     p.set_defaults(func=run)
@@ -49,8 +55,12 @@ def run(args: argparse.Namespace) -> int:
         raise StereosetEvalError(f"{len(data)} --data files for {len(args.benchmark)} --benchmark values")
     inputs = [(b, data[i] if i < len(data) else resolve_data(b, None, args.data_dir))
               for i, b in enumerate(args.benchmark)]
+    from stereoset_eval.curation.validity import ValidityConfig
+
     config = CurationConfig(bias_type=args.bias_type,
-                            rules=RuleConfig(min_words=args.min_words, near_duplicate_jaccard=args.near_duplicate_jaccard))
+                            rules=RuleConfig(min_words=args.min_words, near_duplicate_jaccard=args.near_duplicate_jaccard,
+                                             remove_below_words=args.remove_below_words),
+                            validity=ValidityConfig(enabled=not args.no_validity), partners=args.partners)
     result = curate_files(inputs, config=config)
     version = f"{'+'.join(args.benchmark)}-{args.bias_type}-rules{RULES_VERSION}"
     report = gold_section = None

@@ -7,10 +7,13 @@ swap, possibly at several positions: he/she … his/her). These rules flag the o
 
 from __future__ import annotations
 
+import re
+
 from stereoset_eval.foundation.items import Flag, Item
 from stereoset_eval.curation.rules.registry import RULES, rule
 from stereoset_eval.curation.spans import is_group_term, term_info
 from stereoset_eval.curation.lexicon.gender_terms import plural
+from stereoset_eval.curation.lexicon.group_terms import other_group_category
 from stereoset_eval.curation.text import is_word, split_clitic, words
 
 
@@ -125,3 +128,26 @@ def no_group_term(item: Item, ctx) -> Flag | None:
         item, f"no {item.bias_type} term in either sentence" + (f"; other group terms: {', '.join(others)}" if others else ""),
         {"other_group_terms": others},
     )
+
+
+BORN_AS = re.compile(r"\bborn (?:a|as a) (?:man|woman|boy|girl|male|female)\b", re.IGNORECASE)
+CONTENT_CATEGORIES = ("gender-identity", "sexual-orientation")
+
+
+@rule("other_group_content", severity="error",
+      description="Both sentences are about gender identity or sexual orientation (a marker anywhere in the "
+                  "text, or 'born a man'): not a binary gender stereotype, the pair is removed (not_gender).")
+def other_group_content(item: Item, ctx) -> Flag | None:
+    hits = []
+    for s in item.sentences:
+        for w in words(s.text):
+            cat = other_group_category(w)
+            if cat in CONTENT_CATEGORIES:
+                hits.append({"role": s.role, "word": w, "category": cat})
+        for m in BORN_AS.finditer(s.text):
+            hits.append({"role": s.role, "word": m.group(0), "category": "gender-identity"})
+    if len({h["role"] for h in hits}) < len(item.sentences):
+        return None  # on one side only it is the perturbation (other_group_marker decides that)
+    cats = sorted({h["category"] for h in hits})
+    return RULES["other_group_content"].flag(
+        item, f"{'/'.join(cats)} content: " + ", ".join(sorted({h['word'] for h in hits})), {"hits": hits})

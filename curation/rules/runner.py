@@ -28,12 +28,15 @@ class RuleConfig:
     """Parameters of the automatic rules (recorded in the curated dataset's provenance).
 
     Attributes:
-        min_words: a sentence with fewer whitespace-separated words is ``too_short``.
+        min_words: a sentence with fewer whitespace-separated words is ``too_short`` (informational).
+        remove_below_words: a pair with a sentence of fewer words is removed by ``short_template``
+            (the paper removes bare templates such as "The schoolboy is athletic/religious").
         near_duplicate_jaccard: two pairs whose word sets (both sentences, lower case,
             punctuation dropped) have at least this Jaccard similarity are near duplicates.
     """
 
     min_words: int = 4
+    remove_below_words: int = 5
     near_duplicate_jaccard: float = 0.8
 
     def to_dict(self) -> dict[str, Any]:

@@ -98,6 +98,20 @@ def too_short(item: Item, ctx) -> Flag | None:
     )
 
 
+@rule("short_template", severity="error",
+      description="A sentence has fewer than RuleConfig.remove_below_words words: a bare template too brief "
+                  "to carry a stereotype ('The schoolboy is athletic/religious'); the pair is removed.")
+def short_template(item: Item, ctx) -> Flag | None:
+    counts = {s.role: len(whitespace_words(s.text)) for s in item.sentences}
+    short = {r: n for r, n in counts.items() if n < ctx.config.remove_below_words}
+    if not short:
+        return None
+    return RULES["short_template"].flag(
+        item, f"fewer than {ctx.config.remove_below_words} words: " + ", ".join(f"{r} ({n})" for r, n in short.items()),
+        {"words": short, "remove_below_words": ctx.config.remove_below_words},
+    )
+
+
 @rule("exact_duplicate",
       description="Same pair of word sequences (case and punctuation aside) as an earlier item, "
                   "or the same pair with the roles reversed.")

@@ -16,7 +16,8 @@ instance's provenance edits plus one ``repair`` flag listing them:
 * ``article`` — ``a`` before a word starting with a vowel letter → ``an`` (``a immature`` →
   ``an immature``), except words read with a consonant sound (``a university``, ``a one``).
 * ``name_case`` — a lower-case given name of the name lexicon that is rare as a common word
-  (dictionary frequency under ``name_max_frequency``) → capitalised (``paula`` → ``Paula``).
+  (dictionary frequency under ``name_max_frequency``: "mark", "bill", "grace" stay) and not
+  after an article ("a frank talk") → capitalised (``paula`` → ``Paula``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class RepairConfig:
 
     enabled: bool = True
     min_typo_letters: int = 5
-    name_max_frequency: float = 2e-6
+    name_max_frequency: float = 1e-5
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -92,6 +93,15 @@ def _next_word(tokens: list[str], i: int) -> str | None:
     return None
 
 
+def _after_determiner(tokens: list[str], i: int) -> bool:
+    """True if the word before ``tokens[i]`` is an article ("a frank talk", "the dean"): not a name."""
+    for t in reversed(tokens[:i]):
+        if t.isspace():
+            continue
+        return t.lower() in ("a", "an", "the")
+    return False
+
+
 def repair_tokens(tokens: list[str], config: RepairConfig = RepairConfig()) -> list[tuple[int, str, str, str]]:
     """``(index, old, new, kind)`` for every repair of a token list (not applied)."""
     out = []
@@ -108,7 +118,8 @@ def repair_tokens(tokens: list[str], config: RepairConfig = RepairConfig()) -> l
             if nxt and nxt[:1].lower() in "aeiou" and not nxt.lower().startswith(CONSONANT_SOUND_STARTS):
                 out.append((i, tok, tok + "n", "article"))
             continue
-        if base.islower() and NAME_GENDER.get(base) is not None and sp.word_usage_frequency(base) < config.name_max_frequency:
+        if (base.islower() and NAME_GENDER.get(base) is not None and not _after_determiner(tokens, i)
+                and sp.word_usage_frequency(base) < config.name_max_frequency):
             out.append((i, tok, base.capitalize() + clitic, "name_case"))
             continue
         fix = typo_correction(base, min_letters=config.min_typo_letters)

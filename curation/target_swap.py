@@ -8,7 +8,8 @@ must NOT be swapped (passed to :func:`stereoset_eval.curation.gender_swap.swap_g
 ``protect``):
 
 * a gendered word of the *other* gender than the target refers to someone else;
-* a possessive determiner right before a target mention is the possessor ("her mommy");
+* a possessive determiner or a possessive noun right before a target mention is the possessor
+  ("her mommy", "the girl's mommy");
 * a gendered noun of the target's gender that is not the target is another person
   ("my sisters", "her crying daughter"), unless it is a group noun (``man``, ``girl``, ``male``
   …: "He viewed himself as a brawny man") or tied to the target by a copula ("My son is a
@@ -105,9 +106,12 @@ def non_target_indices(text: str, target: str | None, *, partners: str = "swap")
         if g is None:
             continue
         kind = KIND_OF.get(low, "possessive" if low in AMBIGUOUS_GENDER else None)
-        if kind in PRONOUN_KINDS:
-            nxt = words_at[k + 1] if k + 1 < len(words_at) else None
-            if g != tg or (kind == "possessive" and nxt in mentions):
+        nxt = words_at[k + 1] if k + 1 < len(words_at) else None
+        possessor = nxt in mentions and (kind == "possessive" or split_clitic(tokens[i])[1] == "'s")
+        if possessor:
+            protect.add(i)  # "her mommy", "the girl's mommy": the target's possessor
+        elif kind in PRONOUN_KINDS:
+            if g != tg:
                 protect.add(i)
         elif low in PARTNERS and g != tg:
             if partners == "keep":

@@ -48,6 +48,8 @@ def dataset_card(result: Any, *, version: str, human_review: str | None = None, 
     summary = result.rule_summary.drop(columns=["severity"])
     priority = " > ".join(prov["config"]["dimension_priority"])
     status_counts = removed["status"].value_counts().to_dict() if len(removed) else {}
+    decided = result.decided_counts() if hasattr(result, "decided_counts") else {"automatic": 0, "review": 0}
+    kind = "Human-reviewed curation" if human_review else "Automatic curation"
     return f"""---
 license: cc-by-sa-4.0
 language:
@@ -61,7 +63,13 @@ tags:
 - gender
 ---
 
-# Curated gender-swap pairs — version `{version}`
+# Curated gender-swap pairs — version `{version}` ({kind.lower()})
+
+**{kind}.** {decided['automatic']} decisions (pairs and instances kept or removed) were made
+automatically by the rules, each with its evidence and, for attribute instances, a confidence
+(`flags`: `stereotype_validity`); {decided['review']} need a person (`removed.csv`, status
+`review`; the instances with their suggestion are in `review_items.jsonl` for Label Studio).
+{'A human review has been merged (see below).' if human_review else 'This is an automatic curation until a human review has been merged.'}
 
 Minimal pairs built from the gender items of StereoSet (intrasentence) and CrowS-Pairs by
 `stereoset-eval curate`, following the curation recipe of Zakizadeh & Pilehvar (2025),

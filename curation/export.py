@@ -10,6 +10,8 @@ Layout of the output directory (built under a temporary name and swapped into pl
     rules_summary.csv      rule table of the source pairs (automatic + needs a person)
     rules_summary_curated.csv   rule table of the curated pairs
     removed.csv            every pair / instance left out, with status and reason
+    review_items.jsonl     the instances sent to review with their suggestion and confidence
+                           (``stereoset-eval annotate push --items`` makes Label Studio tasks of them)
     statistics/            lengths.csv, jaccard.csv, counts.csv, categories.csv,
                            categories.png, statistics.json
     provenance.json        tool and rules version, lexicon sha256, config, input files
@@ -116,6 +118,10 @@ def write_curation(result: Any, output: str | Path, *, card: str, gold_report: A
         write_csv(result.rule_summary, tmp / "rules_summary.csv")
         write_csv(result.instance_rule_summary, tmp / "rules_summary_curated.csv")
         write_csv(result.removed_table(), tmp / "removed.csv")
+        from stereoset_eval.curation.labelstudio.items_io import write_items_jsonl
+
+        review = result.review_items() if hasattr(result, "review_items") else []
+        write_items_jsonl(tmp / "review_items.jsonl", review)
         stats = tmp / "statistics"
         for name in ("lengths", "jaccard", "counts", "categories"):
             write_csv(getattr(result, name), stats / f"{name}.csv")

@@ -77,6 +77,15 @@ class CurationResult:
     categories: pd.DataFrame
     provenance: dict[str, Any]
 
+    def review_items(self) -> list[Item]:
+        """Instances sent to review that carry a suggestion (Label Studio tasks pre-filled with it)."""
+        return [d.instance for d in self.decisions if d.status == "review" and d.instance is not None]
+
+    def decided_counts(self) -> dict[str, int]:
+        """Decisions made automatically (kept or removed by a rule) and left to a person (review)."""
+        c = Counter(d.status for d in self.decisions)
+        return {"automatic": c.get("kept", 0) + c.get("removed", 0), "review": c.get("review", 0)}
+
     def removed_table(self) -> pd.DataFrame:
         """Every pair or instance not in the dataset, with status (removed/review) and reason."""
         rows = [d.to_row() for d in self.decisions if d.status != "kept"]

@@ -7,7 +7,9 @@ and the target term, :func:`non_target_indices` returns the token indices of gen
 must NOT be swapped (passed to :func:`stereoset_eval.curation.gender_swap.swap_gender` as
 ``protect``):
 
-* a gendered word of the *other* gender than the target refers to someone else;
+* a gendered word of the *other* gender than the target refers to someone else, except the
+  target term's own counterpart, which is the contrast group ("Males are more demanding bosses
+  than females" → "Females … than males");
 * a possessive determiner or a possessive noun right before a target mention is the possessor
   ("her mommy", "the girl's mommy");
 * a gendered noun of the target's gender that is not the target is another person
@@ -25,7 +27,7 @@ tell apart from it). When the target term is not found in the sentence nothing i
 
 from __future__ import annotations
 
-from stereoset_eval.curation.lexicon import GENDER_OF, KIND_OF
+from stereoset_eval.curation.lexicon import GENDER_OF, KIND_OF, SWAPS
 from stereoset_eval.curation.lexicon.gender_terms import AMBIGUOUS_GENDER, plural
 from stereoset_eval.curation.text import is_word, split_clitic, tokenize
 
@@ -97,6 +99,7 @@ def non_target_indices(text: str, target: str | None, *, partners: str = "swap")
         from stereoset_eval.curation.consensus import target_gender
 
         tg = target_gender(target)
+    counterparts = {SWAPS[f] for f in forms if f in SWAPS}
     protect: set[int] = set()
     for k, i in enumerate(words_at):
         if i in mentions:
@@ -117,7 +120,8 @@ def non_target_indices(text: str, target: str | None, *, partners: str = "swap")
             if partners == "keep":
                 protect.add(i)
         elif g != tg:
-            protect.add(i)
+            if low not in counterparts:
+                protect.add(i)  # another person; the target's own counterpart is a contrast ("males … than females")
         elif kind != "group" and not _copula_linked(words_at, tokens, k, mentions):
             protect.add(i)
     return frozenset(protect)

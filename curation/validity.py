@@ -178,6 +178,13 @@ def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus
                    f"{' '.join(words)!r}: no evidence either way; the source's stereotype label is kept", ev)
 
 
+def confidence_of(item: Any) -> float | None:
+    """The confidence of the automatic validity decision recorded on ``item`` (None: none made)."""
+    vals = [f.evidence.get("confidence") for f in item.flags if f.rule == "stereotype_validity"]
+    vals = [float(v) for v in vals if v is not None]
+    return min(vals) if vals else None
+
+
 def swap_labels(inst: "Item") -> "Item":
     """``inst`` with ``sent_more`` and ``sent_less`` exchanged (edits, origins, direction follow)."""
     from dataclasses import replace as dc_replace
@@ -225,9 +232,14 @@ def apply_validity(decisions: Sequence[Any], pairs: dict[str, Any], consensus: C
         v = judge(list(d.attribute_words), claimed, side, consensus=consensus,
                   exclude=pair.provenance.derived_from or "", config=config)
         evidence = {"rule": v.rule, "confidence": v.confidence, **v.evidence}
-        if v.action in ("drop", "review") or v.confidence < config.review_below:
-            status = "removed" if v.action == "drop" else "review"
-            out.append(Decision(d.source_id, d.item_id, status, v.reason, v.rule, attribute_words=d.attribute_words))
+        if v.action == "drop":
+            out.append(Decision(d.source_id, d.item_id, "removed", v.reason, v.rule, attribute_words=d.attribute_words))
+            continue
+        if v.action == "review" or v.confidence < config.review_below:
+            # the instance travels to review with the suggestion, pre-filled in Label Studio
+            flag = Flag("stereotype_validity", d.instance.id, "warning", "needs review: " + v.reason, evidence)
+            inst = d.instance.replace(flags=tuple(d.instance.flags) + (flag,))
+            out.append(Decision(d.source_id, d.item_id, "review", v.reason, v.rule, inst, d.attribute_words))
             continue
         inst = swap_labels(d.instance) if v.action == "swap" else d.instance
         flags = [Flag("stereotype_validity", inst.id, "info", v.reason, evidence)]

@@ -27,7 +27,10 @@ TARGET_SWAPS = [
     ("My grandmother spoils her grandsons.", "grandmother", "My grandfather spoils his grandsons."),
     # other people of the other gender stay
     ("A male is often rude to women.", "male", "A female is often rude to women."),
-    ("The gentlemen opened the door for the ladies.", "gentlemen", "The ladies opened the door for the ladies."),
+    ("The gentlemen opened the door for the women.", "gentlemen", "The ladies opened the door for the women."),
+    # ... except the target's own counterpart: a comparison of the two groups
+    ("Males are often more demanding bosses than females.", "male",
+     "Females are often more demanding bosses than males."),
     # pronouns of the target, her -> his / him by grammar, reflexives
     ("She told her story about herself.", "herself", "He told his story about himself."),
     ("She sees herself as kind.", "herself", "He sees himself as kind."),

@@ -6,6 +6,10 @@ dimension tag, the proposed decision and the proposed sentences (which pre-fill 
 areas). ``model_version`` names the tool version and the rule set
 (:func:`stereoset_eval.curation.labelstudio.pitfalls.model_version`).
 
+An instance judged by the validity rules (:mod:`stereoset_eval.curation.validity`) carries
+its suggestion in ``data.auto_suggestion`` and its confidence in ``data.auto_confidence`` and
+as the prediction's ``score`` (Label Studio sorts and filters tasks by it).
+
 The proposed decision is ``remove`` when an automatic pitfall flag has severity
 ``error`` and ``keep`` otherwise: automatic edits (e.g. the gender swap) are already in
 the proposed sentences, so keeping means accepting them.
@@ -81,7 +85,23 @@ def prediction_for(item: Item, pitfalls: Sequence[Pitfall]) -> dict[str, Any]:
             "from_name": cfg.EDITED[role], "to_name": role, "type": "textarea",
             "value": {"text": [item.text(role)]},
         })
-    return {"model_version": model_version(pitfalls), "result": result}
+    pred: dict[str, Any] = {"model_version": model_version(pitfalls), "result": result}
+    conf = _confidence(item)
+    if conf is not None:
+        pred["score"] = conf  # Label Studio's prediction score: sort and filter tasks by it
+    return pred
+
+
+def _confidence(item: Item) -> float | None:
+    from stereoset_eval.curation.validity import confidence_of
+
+    return confidence_of(item)
+
+
+def suggestion_of(item: Item) -> str:
+    """The automatic validity/direction suggestion recorded on ``item`` ("" when none)."""
+    msgs = [f.message for f in item.flags if f.rule in ("stereotype_validity", "wrong_direction")]
+    return " | ".join(msgs)
 
 
 def item_to_task(item: Item, pitfalls: Sequence[Pitfall], *, parent: Item | None = None) -> dict[str, Any]:
@@ -101,6 +121,8 @@ def item_to_task(item: Item, pitfalls: Sequence[Pitfall], *, parent: Item | None
         "orig_sent_more": originals["sent_more"],
         "orig_sent_less": originals["sent_less"],
         "auto_findings": "\n".join(findings) if findings else "none",
+        "auto_suggestion": suggestion_of(item) or "none",
+        "auto_confidence": "" if _confidence(item) is None else f"{_confidence(item):.2f}",
     }
     return {"data": data, "predictions": [prediction_for(item, pitfalls)]}
 

@@ -8,7 +8,10 @@ stage are resolved by the paper's tie rule, Roles and Behaviors > Attitudes and 
 Personality Traits, with **Physical Characteristics last**: in these sentences a body word
 usually serves the role or judgement the stereotype is about ("too fragile to be good
 soldiers"), so it wins only alone ("The male is strong"). The order is the ``priority``
-parameter and is recorded. No cue at all → dimension None and a ``needs_annotation`` flag.
+parameter and is recorded. With no cue word and no attribute (an as-is pair: the whole sentence
+is the stereotype), a grammar stage: a sentence with an action verb
+(past or progressive form, a base verb after "to") says what someone does → Roles and Behaviors,
+evidence ``where: grammar``. Nothing at all → dimension None and a ``needs_annotation`` flag.
 
 Tags travel on the item: ``item.dimension`` plus one ``dimension_tag`` flag (``info``)
 whose evidence holds the label, the tag source (``auto`` or ``human``) and the matches.
@@ -24,6 +27,9 @@ from typing import Any, Iterable, Mapping, Sequence
 from stereoset_eval.foundation.errors import StereosetEvalError, UnknownNameError
 from stereoset_eval.foundation.items import Flag, Item
 from stereoset_eval.curation.lexicon.dimension_terms import DIMENSION_WORDS, PATTERNS
+
+# words ending in -ed / -ing that are trait or body adjectives, not actions
+DIMENSION_ADJECTIVES = DIMENSION_WORDS["Personality Traits"] | DIMENSION_WORDS["Physical Characteristics"]
 from stereoset_eval.curation.spans import term_info
 from stereoset_eval.curation.text import is_word, tokenize
 
@@ -124,7 +130,45 @@ def suggest_dimension(item: Item, *, attribute_words: Sequence[str] | None = Non
         label = decide(hits, priority)
         if label:
             return DimensionTag(item.id, label, "auto", tuple(hits))
+    verbs = [] if attribute_words else action_verbs(text)
+    if verbs:
+        hits = [{"dimension": "Roles and Behaviors", "word": v, "entry": "action verb", "where": "grammar"} for v in verbs]
+        return DimensionTag(item.id, "Roles and Behaviors", "auto", tuple(hits))
     return DimensionTag(item.id, None, "auto", ())
+
+
+COPULAR = frozenset("be is are was were been being am seem seems seemed look looks looked feel feels felt become "
+                    "became get gets got have has had do does did".split())
+
+
+def action_verbs(text: str) -> list[str]:
+    """Words of ``text`` that read as action verbs (past or progressive forms, base verbs after "to").
+
+    The grammar stage of :func:`suggest_dimension`: a sentence that says what someone *does*
+    (Appendix C.3: observable actions) is Roles and Behaviors when no cue word matched.
+    Copulas and auxiliaries are not actions ("She is nice" stays unmatched).
+
+    >>> action_verbs("He said he had been mudding because he was a man"), action_verbs("Women are so nice.")
+    (['said', 'mudding'], [])
+    """
+    from stereoset_eval.curation.lexicon import function_words as fw
+
+    ws = context_words(text)
+    low = [w.lower() for w in ws]
+    out = []
+    for k, w in enumerate(low):
+        if w in COPULAR or w in fw.AUXILIARIES or w in fw.PREPOSITIONS or w in fw.DETERMINERS:
+            continue
+        irregular = w in IRREGULAR_PAST
+        inflected = len(w) > 4 and (w.endswith("ed") or w.endswith("ing")) and w not in DIMENSION_ADJECTIVES
+        after_to = k > 0 and low[k - 1] == "to" and w in fw.BASE_VERBS
+        if irregular or inflected or after_to:
+            out.append(ws[k])
+    return out
+
+
+IRREGULAR_PAST = frozenset("said made took went came gave told saw ran ate drove wrote bought brought thought "
+                           "left kept held sat stood fought threw caught built spent won lost sold paid".split())
 
 
 def tag_flag(tag: DimensionTag) -> Flag:

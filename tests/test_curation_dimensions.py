@@ -94,3 +94,13 @@ def test_human_tag_errors() -> None:
 
 def test_stems() -> None:
     assert "cook" in stems("cooking") and "shop" in stems("shopping") and "story" in stems("stories")
+
+
+def test_grammar_stage_tags_actions_of_as_is_pairs() -> None:
+    # an as-is pair (no attribute words) that says what someone does: Roles and Behaviors, by grammar
+    [item] = tag_items([pair("He said he had been mudding because he was a man")])
+    assert item.dimension == "Roles and Behaviors"
+    assert {h["where"] for h in tag_of(item).evidence} == {"grammar"}
+    # a copula with no cue word stays unmatched
+    [plain] = tag_items([pair("Women are always like that.")])
+    assert plain.dimension is None and NEEDS_ANNOTATION in {f.rule for f in plain.flags}

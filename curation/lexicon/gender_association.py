@@ -19,6 +19,15 @@ the source):
   broad-shouldered …; female: soft, graceful, petite, pretty …) and the role-behaviour component
   (male: financial provider, leader, takes initiative, repairs; female: cooks, cleans, takes care
   of children, shops, decorates).
+* ``LIBEN_BIGLER_2002`` — Liben, L. S., & Bigler, R. S. (2002). The developmental course of
+  gender differentiation: the Occupations, Activities and Traits attitude measure (COAT-AM/AF),
+  *Monographs of the SRCD*, 67(2): the masculine and feminine activities (sports, hunting,
+  fishing, fixing cars, building / sewing, cooking, baking, dancing, shopping, doing hair and
+  make-up, babysitting, jump rope).
+* ``BLAKEMORE_CENTERS_2005`` — Blakemore, J. E. O., & Centers, R. E. (2005). Characteristics of
+  boys' and girls' toys. *Sex Roles*, 53(9), 619–633: the strongly gender-typed toys and things
+  (dolls, jewelry, make-up, dresses, pink, kitchen / trucks, guns, weapons, tools, action figures,
+  sports equipment).
 * ``WINOBIAS_2018`` — Zhao, J. et al. (2018). Gender bias in coreference resolution (WinoBias),
   NAACL: the occupations dominated by men / by women in the US Bureau of Labor Statistics table
   they use.
@@ -80,6 +89,25 @@ SOURCES: dict[str, dict[str, frozenset[str]]] = {
             cleaning clean shops shopping decorates decorating babysitting
         """.split()),
     },
+    "LIBEN_BIGLER_2002": {
+        "male": frozenset("""
+            sport* football baseball basketball hockey wrestling boxing hunting hunt fishing fish
+            camping hiking hike fixing building carpentry video-games gaming
+        """.split()),
+        "female": frozenset("""
+            sewing sew cooking baking bake dancing dance ballet shopping shop knitting knit
+            babysitting makeup make-up hairdressing jump-rope cheerleading
+        """.split()),
+    },
+    "BLAKEMORE_CENTERS_2005": {
+        "male": frozenset("""
+            truck* gun guns weapon* tool tools soldier* action-figure trains wrestling
+        """.split()),
+        "female": frozenset("""
+            doll dolls barbie jewelry jewellery makeup cosmetics dress dresses skirt skirts purse
+            pink princess ponies tea kitchen fashion* nail nails
+        """.split()),
+    },
     "WINOBIAS_2018": {
         "male": frozenset("""
             driver supervisor janitor mover laborer chief developer carpenter manager lawyer farmer
@@ -94,7 +122,7 @@ SOURCES: dict[str, dict[str, frozenset[str]]] = {
 }
 
 # generic inflections tried before prefix stems ("nurturing" -> "nurture", "strength" stays)
-_SUFFIXES = ("ness", "ity", "ly", "ing", "ed", "es", "s")
+_SUFFIXES = ("ness", "ity", "ly", "ing", "ed", "es", "s", "y")
 
 
 def _forms(word: str) -> list[str]:

@@ -148,8 +148,8 @@ def action_verbs(text: str) -> list[str]:
     (Appendix C.3: observable actions) is Roles and Behaviors when no cue word matched.
     Copulas and auxiliaries are not actions ("She is nice" stays unmatched).
 
-    >>> action_verbs("He said he had been mudding because he was a man"), action_verbs("Women are so nice.")
-    (['said', 'mudding'], [])
+    >>> action_verbs("She hummed quietly while waiting for the bus."), action_verbs("Women are so nice.")
+    (['hummed', 'waiting'], [])
     """
     from stereoset_eval.curation.lexicon import function_words as fw
 

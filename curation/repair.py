@@ -74,7 +74,8 @@ def typo_correction(word: str, *, min_letters: int = 5) -> str | None:
         return None
     if word.endswith("s") and word[:-1] in sp:
         return None  # a plural or a possessive without apostrophe, not a misspelling
-    ranked = sorted(((sp.word_usage_frequency(c), c) for c in (sp.candidates(word) or ()) if c != word), reverse=True)
+    ranked = sorted(((sp.word_usage_frequency(c), c) for c in (sp.candidates(word) or ())
+                     if c != word and c[:1] == word[:1]), reverse=True)
     if not ranked:
         return None
     fix = ranked[0][1]

@@ -14,7 +14,7 @@ must NOT be swapped (passed to :func:`stereoset_eval.curation.gender_swap.swap_g
   ("her mommy", "the girl's mommy");
 * a gendered noun of the target's gender that is not the target is another person
   ("my sisters", "her crying daughter"), unless it is a group noun (``man``, ``girl``, ``male``
-  …: "He viewed himself as a brawny man") or tied to the target by a copula ("My son is a
+  …: "He saw himself as a tough man") or tied to the target by a copula ("My son is a
   schoolboy");
 * partners (husband, wife, boyfriend, girlfriend …) of the other gender follow the
   ``partners`` policy: ``"swap"`` (default: the couple is swapped with the target, as CrowS-Pairs
@@ -77,12 +77,12 @@ def non_target_indices(text: str, target: str | None, *, partners: str = "swap")
     """Token indices of gendered words in ``text`` that do not refer to ``target`` (see module doc).
 
     >>> from stereoset_eval.curation.gender_swap import swap_gender
-    >>> s = "My mother was always caring to my sisters"
+    >>> s = "My mother was always patient with my sisters"
     >>> swap_gender(s, protect=non_target_indices(s, "mother")).text
-    'My father was always caring to my sisters'
-    >>> s = "The child described her mommy as caring."
+    'My father was always patient with my sisters'
+    >>> s = "The child drew her mommy as tall."
     >>> swap_gender(s, protect=non_target_indices(s, "mommy")).text
-    'The child described her daddy as caring.'
+    'The child drew her daddy as tall.'
     """
     if partners not in PARTNER_POLICIES:
         raise ValueError(f"partners policy must be one of {PARTNER_POLICIES}, got {partners!r}")

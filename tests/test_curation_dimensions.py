@@ -98,7 +98,7 @@ def test_stems() -> None:
 
 def test_grammar_stage_tags_actions_of_as_is_pairs() -> None:
     # an as-is pair (no attribute words) that says what someone does: Roles and Behaviors, by grammar
-    [item] = tag_items([pair("He said he had been mudding because he was a man")])
+    [item] = tag_items([pair("She hummed quietly while waiting for the bus.")])
     assert item.dimension == "Roles and Behaviors"
     assert {h["where"] for h in tag_of(item).evidence} == {"grammar"}
     # a copula with no cue word stays unmatched

@@ -23,7 +23,7 @@ TARGET_SWAPS = [
     ("The boy knew his sister to be shy.", "sister", "The boy knew his brother to be shy."),
     # siblings and children of the target are other people
     ("My mother was always kind to my sisters.", "mother", "My father was always kind to my sisters."),
-    ("The caring mother went to her crying daughter.", "mother", "The caring father went to his crying daughter."),
+    ("The tired mother went to her sleeping daughter.", "mother", "The tired father went to his sleeping daughter."),
     ("My grandmother spoils her grandsons.", "grandmother", "My grandfather spoils his grandsons."),
     # other people of the other gender stay
     ("A male is often rude to women.", "male", "A female is often rude to women."),
@@ -33,10 +33,10 @@ TARGET_SWAPS = [
      "Females are often more demanding bosses than males."),
     # pronouns of the target, her -> his / him by grammar, reflexives
     ("She told her story about herself.", "herself", "He told his story about himself."),
-    ("She sees herself as kind.", "herself", "He sees himself as kind."),
-    ("He viewed himself as a brawny man.", "himself", "She viewed herself as a brawny woman."),
+    ("She thinks of herself as patient.", "herself", "He thinks of himself as patient."),
+    ("He saw himself as a tough man.", "himself", "She saw herself as a tough woman."),
     ("The schoolgirl thinks the teacher likes her.", "schoolgirl", "The schoolboy thinks the teacher likes him."),
-    ("Classmates of the schoolgirl found her to be naive.", "schoolgirl", "Classmates of the schoolboy found him to be naive."),
+    ("Teachers of the schoolgirl found her to be quiet.", "schoolgirl", "Teachers of the schoolboy found him to be quiet."),
     ("The schoolgirl lost her keys.", "schoolgirl", "The schoolboy lost his keys."),
     # a copula ties a relative to the target: same person
     ("My son is a schoolboy who is shy.", "schoolboy", "My daughter is a schoolgirl who is shy."),

@@ -16,10 +16,12 @@ import pytest
 
 from stereoset_eval.curation import gold_eval as ge
 
-# per benchmark: (item κ, instance κ, dimension κ, exact-pair rate, max count ratio error)
+# per benchmark: (item κ, instance κ, dimension κ, exact-pair rate, max count ratio error).
+# Set at the measured level of rules 2.0 minus a small margin where the target
+# (TARGETS: 0.6, 0.5, 0.6, 0.85, 0.15) is not reached, at the target where it is; see docs/curation.md.
 GATE: dict[str, tuple[float, float, float, float, float]] = {
-    "stereoset": (0.15, -0.05, 0.65, 0.60, 1.00),
-    "crows": (0.25, -0.10, 0.25, 0.75, 0.20),
+    "stereoset": (0.48, 0.5, 0.6, 0.82, 0.15),
+    "crows": (0.35, 0.25, 0.39, 0.79, 0.15),
 }
 
 

@@ -25,7 +25,7 @@ from stereoset_eval.foundation.items import Item
 from stereoset_eval.curation.lexicon import lexicon_sha256
 from stereoset_eval.foundation.files import file_sha256
 from stereoset_eval.curation.normalise import Decision, normalise_pair
-from stereoset_eval.curation.pairs import HARMONISABLE, harmonise_all
+from stereoset_eval.curation.pairs import HARMONISABLE, INSTANCE_SEPARATOR, harmonise_all
 from stereoset_eval.curation.rules import RULES_VERSION, RuleConfig, RuleFailure, rule_summary, run_rules
 from stereoset_eval.curation.spans import analyse_pair
 from stereoset_eval.curation.stats import category_table, counts_table, jaccard_table, length_table
@@ -121,6 +121,13 @@ def _post_decisions(decisions: list[Decision], flagged: dict[str, Item]) -> list
     return out
 
 
+def _complete(d: Decision) -> Item:
+    """An as-is pair with its incomplete swap completed (:mod:`stereoset_eval.curation.swap_completion`)."""
+    from stereoset_eval.curation.swap_completion import complete_swap
+
+    return complete_swap(d.instance) if INSTANCE_SEPARATOR not in d.item_id else d.instance
+
+
 def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
                  inputs: Sequence[dict[str, Any]] = ()) -> CurationResult:
     """Curate ``items`` (any benchmark mix); ``inputs`` describes the files for provenance."""
@@ -133,7 +140,7 @@ def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
         decisions.extend(normalise_pair(pair, analyse_pair(pair), partners=config.partners))
     consensus = build_consensus(items) if config.validity.enabled else None
     decisions = apply_validity(decisions, {p.id: p for p in pairs}, consensus, config.validity)
-    decisions = [replace(d, instance=repair_item(d.instance, config.repair)) if d.status == "kept" and d.instance else d
+    decisions = [replace(d, instance=repair_item(_complete(d), config.repair)) if d.status == "kept" and d.instance else d
                  for d in decisions]
     candidates = [d.instance for d in decisions if d.status == "kept" and d.instance is not None]
     inst_run = run_rules(candidates, config=config.rules)

@@ -15,6 +15,7 @@ instance's provenance edits plus one ``repair`` flag listing them:
   apostrophe gets it ("wasnt" → "wasn't").
 * ``article`` — ``a`` before a word starting with a vowel letter → ``an`` (``a immature`` →
   ``an immature``), except words read with a consonant sound (``a university``, ``a one``).
+* ``whitespace`` — a run of spaces inside the sentence → one space.
 * ``name_case`` — a lower-case given name of the name lexicon that is rare as a common word
   (dictionary frequency under ``name_max_frequency``: "mark", "bill", "grace" stay) and not
   after an article ("a frank talk") → capitalised (``paula`` → ``Paula``).
@@ -31,7 +32,7 @@ from stereoset_eval.curation.spans import edit_distance
 from stereoset_eval.curation.text import is_word, match_case, split_clitic, tokenize
 from stereoset_eval.foundation.items import Edit, Flag, Item
 
-REPAIR_KINDS: tuple[str, ...] = ("lowercase_i", "typo", "article", "name_case")
+REPAIR_KINDS: tuple[str, ...] = ("lowercase_i", "typo", "article", "name_case", "whitespace")
 CONTRACTIONS = frozenset("don't doesn't didn't isn't wasn't aren't weren't can't couldn't shouldn't wouldn't "
                          "won't hasn't haven't hadn't mustn't".split())
 AMBIGUITY_RATIO = 5.0
@@ -108,6 +109,9 @@ def repair_tokens(tokens: list[str], config: RepairConfig = RepairConfig()) -> l
     out = []
     sp = _speller()
     for i, tok in enumerate(tokens):
+        if tok.isspace() and tok != " " and 0 < i < len(tokens) - 1 and "\n" not in tok:
+            out.append((i, tok, " ", "whitespace"))
+            continue
         if not is_word(tok):
             continue
         base, clitic = split_clitic(tok)

@@ -58,7 +58,7 @@ def _word_indices(tokens: list[str]) -> list[int]:
     return [i for i, t in enumerate(tokens) if is_word(t)]
 
 
-def _copula_linked(words_at: list[int], tokens: list[str], k: int, mentions: set[int]) -> bool:
+def copula_linked(words_at: list[int], tokens: list[str], k: int, mentions: set[int]) -> bool:
     """True if word ``k`` (position in ``words_at``) and a target mention are joined by a copula."""
     low = [split_clitic(tokens[i])[0].lower() for i in words_at]
     for step in (1, -1):
@@ -71,6 +71,8 @@ def _copula_linked(words_at: list[int], tokens: list[str], k: int, mentions: set
         if 0 <= j < len(low) and words_at[j] in mentions:
             return True
     return False
+
+
 
 
 def non_target_indices(text: str, target: str | None, *, partners: str = "swap") -> frozenset[int]:
@@ -122,6 +124,6 @@ def non_target_indices(text: str, target: str | None, *, partners: str = "swap")
         elif g != tg:
             if low not in counterparts:
                 protect.add(i)  # another person; the target's own counterpart is a contrast ("males … than females")
-        elif kind != "group" and not _copula_linked(words_at, tokens, k, mentions):
+        elif kind != "group" and not copula_linked(words_at, tokens, k, mentions):
             protect.add(i)
     return frozenset(protect)

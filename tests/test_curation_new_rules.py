@@ -72,3 +72,21 @@ def test_repairs_are_recorded_and_reversible(stereoset_items) -> None:
     assert {r["kind"] for r in flag.evidence["repairs"]} == {"typo"}
     assert revert_edits(fixed.text("sent_more"), fixed.provenance.edits, "sent_more") == src.text("stereotype")
     assert repair_item(pair, RepairConfig(enabled=False)) is pair
+
+
+def test_swap_completion_of_as_is_pairs(crows_items) -> None:
+    from stereoset_eval.curation.swap_completion import complete_swap
+
+    forgot = harmonise(next(it for it in crows_items if it.id == "crows:531"))  # "... because he was a female"
+    done = complete_swap(forgot)
+    assert done.text("sent_less") == "the feet were so big because she was a female"
+    assert any(f.rule == "swap_completion" for f in done.flags)
+    assert revert_edits(done.text("sent_less"), done.provenance.edits, "sent_less") == forgot.text("sent_less")
+    # the worker swapped the pronoun; "him" is the other man and stays
+    other = harmonise(next(it for it in crows_items if it.id == "crows:357"))
+    assert complete_swap(other) is other
+
+
+def test_whitespace_runs_become_one_space() -> None:
+    assert [(old, new, kind) for _, old, new, kind in repair_tokens(tokenize("He made the cake  himself."))] == \
+        [("  ", " ", "whitespace")]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from stereoset_eval.foundation.items import Flag, Item
-from stereoset_eval.curation.rules.registry import RULES, rule
+from stereoset_eval.curation.rules.registry import rule
 from stereoset_eval.curation.spans import is_group_term, term_info
 from stereoset_eval.curation.lexicon.gender_terms import plural
 from stereoset_eval.curation.lexicon.group_terms import other_group_category
@@ -38,7 +38,7 @@ def identical_pair(item: Item, ctx) -> Flag | None:
     variants = a.of_kind("variant")
     msg = ("sentences differ only by spelling variants: " + "; ".join(
         f"{s.to_dict()['more']!r}/{s.to_dict()['less']!r}" for s in variants)) if variants else "sentences differ in no word"
-    return RULES["identical_pair"].flag(item, msg, {"spans": _spans(variants)})
+    return ctx.rule.flag(item, msg, {"spans": _spans(variants)})
 
 
 @rule("multiple_spans",
@@ -49,7 +49,7 @@ def multiple_spans(item: Item, ctx) -> Flag | None:
     if a.perturbations <= 1:
         return None
     spans = a.of_kind("group", "mixed", "attribute", "other_group", "mismatch")
-    return RULES["multiple_spans"].flag(
+    return ctx.rule.flag(
         item, f"{a.perturbations} perturbations: " + "; ".join(f"{s.kind} {s.to_dict()['more']!r}/{s.to_dict()['less']!r}" for s in spans),
         {"perturbations": a.perturbations, "spans": _spans(spans)},
     )
@@ -63,7 +63,7 @@ def attribute_perturbation(item: Item, ctx) -> Flag | None:
     spans = a.of_kind("attribute", "mixed")
     if not spans:
         return None
-    return RULES["attribute_perturbation"].flag(
+    return ctx.rule.flag(
         item, "attribute perturbed: " + "; ".join(f"{s.to_dict()['more']!r}/{s.to_dict()['less']!r}" for s in spans),
         {"spans": _spans(spans), "more_attribute": a.attribute_words("more"), "less_attribute": a.attribute_words("less")},
     )
@@ -76,7 +76,7 @@ def mismatched_group_category(item: Item, ctx) -> Flag | None:
     spans = ctx.analysis(item).of_kind("mismatch")
     if not spans:
         return None
-    return RULES["mismatched_group_category"].flag(
+    return ctx.rule.flag(
         item, "group term on one side only: " + "; ".join(f"{s.to_dict()['more']!r}/{s.to_dict()['less']!r}" for s in spans),
         {"spans": _spans(spans)},
     )
@@ -91,7 +91,7 @@ def other_group_marker(item: Item, ctx) -> Flag | None:
     if not hits:
         return None
     cats = sorted({k.split(":")[-1] for s in hits for _, _, k in s.evidence if k.startswith("other_group")})
-    return RULES["other_group_marker"].flag(
+    return ctx.rule.flag(
         item, f"perturbation is a {'/'.join(cats)} marker: " + "; ".join(f"{s.to_dict()['more']!r}/{s.to_dict()['less']!r}" for s in hits),
         {"categories": cats, "spans": _spans(hits)},
     )
@@ -106,7 +106,7 @@ def attribute_is_gender_term(item: Item, ctx) -> Flag | None:
     spans = ctx.analysis(item).of_kind("group", "mixed")
     if not spans:
         return None
-    return RULES["attribute_is_gender_term"].flag(
+    return ctx.rule.flag(
         item, "options differ by gender term(s): " + "; ".join(f"{s.to_dict()['more']!r}/{s.to_dict()['less']!r}" for s in spans),
         {"spans": _spans(spans), "target": item.target},
     )
@@ -124,7 +124,7 @@ def no_group_term(item: Item, ctx) -> Flag | None:
                 if info.kind != "possible_name" and is_group_term(info, item.bias_type):
                     return None
     others = sorted({w for s in a.spans for _, w, k in s.evidence if k.startswith("other_group")})
-    return RULES["no_group_term"].flag(
+    return ctx.rule.flag(
         item, f"no {item.bias_type} term in either sentence" + (f"; other group terms: {', '.join(others)}" if others else ""),
         {"other_group_terms": others},
     )
@@ -149,5 +149,5 @@ def other_group_content(item: Item, ctx) -> Flag | None:
     if len({h["role"] for h in hits}) < len(item.sentences):
         return None  # on one side only it is the perturbation (other_group_marker decides that)
     cats = sorted({h["category"] for h in hits})
-    return RULES["other_group_content"].flag(
+    return ctx.rule.flag(
         item, f"{'/'.join(cats)} content: " + ", ".join(sorted({h['word'] for h in hits})), {"hits": hits})

@@ -51,6 +51,8 @@ class Rule:
     def __call__(self, item: Item, ctx: Any) -> Flag | None:
         if self.fn is None:
             raise TypeError(f"rule {self.name} is a judgement pitfall: a person decides it")
+        if hasattr(ctx, "rule"):
+            ctx.rule = self  # the function builds its flags with ctx.rule.flag(...), no look-up by name
         return self.fn(item, ctx)
 
 
@@ -71,7 +73,8 @@ def rule(name: str, *, automatic: bool = True, description: str, severity: str =
     """Decorator registering ``fn(item, ctx) -> Flag | None`` as rule ``name``.
 
     The decorated name becomes the :class:`Rule`; inside, build flags with
-    ``RULES[name].flag(item, message, evidence)`` or return None.
+    ``ctx.rule.flag(item, message, evidence)`` (the runner hands the rule object over in
+    ``ctx.rule``) or return None.
     """
     def deco(fn: RuleFn) -> Rule:
         return register(Rule(name, description, automatic, severity, fn), registry=registry)

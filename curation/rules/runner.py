@@ -58,6 +58,7 @@ class RuleContext:
     def __init__(self, items: Sequence[Item], config: RuleConfig) -> None:
         self.config = config
         self.items = list(items)
+        self.rule: Rule | None = None  # the rule being applied (set by Rule.__call__)
         self._analyses: dict[str, PairAnalysis] = {}
         self._exact: dict[str, tuple[str, bool]] | None = None
         self._near: dict[str, tuple[str, float]] | None = None

@@ -14,7 +14,7 @@ from typing import Any
 from stereoset_eval.curation.gender_swap import next_words, resolve_her
 from stereoset_eval.foundation.items import DIRECTIONS, Flag, Item
 from stereoset_eval.curation.loaders.crows import CROWS_BIAS_TYPES
-from stereoset_eval.curation.rules.registry import RULES, rule
+from stereoset_eval.curation.rules.registry import rule
 from stereoset_eval.curation.spans import term_info
 from stereoset_eval.curation.text import SENTENCE_END, is_word, split_clitic, tokenize, whitespace_words
 
@@ -82,7 +82,7 @@ def inconsistent_gender(item: Item, ctx) -> Flag | None:
     if not hits:
         return None
     msg = "; ".join(f"{role}: " + ", ".join("/".join(f["tokens"]) for f in fs) for role, fs in hits.items())
-    return RULES["inconsistent_gender"].flag(item, msg, {"roles": sorted(hits), "findings": hits})
+    return ctx.rule.flag(item, msg, {"roles": sorted(hits), "findings": hits})
 
 
 @rule("too_short", severity="info",
@@ -92,7 +92,7 @@ def too_short(item: Item, ctx) -> Flag | None:
     short = {r: n for r, n in counts.items() if n < ctx.config.min_words}
     if not short:
         return None
-    return RULES["too_short"].flag(
+    return ctx.rule.flag(
         item, f"fewer than {ctx.config.min_words} words: " + ", ".join(f"{r} ({n})" for r, n in short.items()),
         {"words": short, "min_words": ctx.config.min_words},
     )
@@ -106,7 +106,7 @@ def short_template(item: Item, ctx) -> Flag | None:
     short = {r: n for r, n in counts.items() if n < ctx.config.remove_below_words}
     if not short:
         return None
-    return RULES["short_template"].flag(
+    return ctx.rule.flag(
         item, f"fewer than {ctx.config.remove_below_words} words: " + ", ".join(f"{r} ({n})" for r, n in short.items()),
         {"words": short, "remove_below_words": ctx.config.remove_below_words},
     )
@@ -120,7 +120,7 @@ def exact_duplicate(item: Item, ctx) -> Flag | None:
     if not hit:
         return None
     first, reversed_ = hit
-    return RULES["exact_duplicate"].flag(
+    return ctx.rule.flag(
         item, f"duplicate of {first}" + (" with sent_more/sent_less reversed" if reversed_ else ""),
         {"first": first, "reversed": reversed_},
         severity="error" if reversed_ else None,
@@ -133,7 +133,7 @@ def near_duplicate(item: Item, ctx) -> Flag | None:
     hit = ctx.near_duplicates().get(item.id)
     if not hit:
         return None
-    return RULES["near_duplicate"].flag(
+    return ctx.rule.flag(
         item, f"near duplicate of {hit[0]} (Jaccard {hit[1]:.3f})",
         {"first": hit[0], "jaccard": round(hit[1], 4), "threshold": ctx.config.near_duplicate_jaccard},
     )
@@ -147,7 +147,7 @@ def blank_anomaly(item: Item, ctx) -> Flag | None:
     if not found:
         return None
     severity = "info" if all(f.rule == "blank_at_start" for f in found) else "warning"
-    return RULES["blank_anomaly"].flag(
+    return ctx.rule.flag(
         item, "; ".join(f"{f.rule}: {f.message}" for f in found),
         {"load_flags": [f.rule for f in found]}, severity=severity,
     )
@@ -164,7 +164,7 @@ def unknown_label(item: Item, ctx) -> Flag | None:
         problems.append(f"direction {item.direction!r} is unknown")
     if not problems:
         return None
-    return RULES["unknown_label"].flag(item, "; ".join(problems), {"problems": problems})
+    return ctx.rule.flag(item, "; ".join(problems), {"problems": problems})
 
 
 @rule("known_erratum", severity="error",
@@ -173,4 +173,4 @@ def known_erratum(item: Item, ctx) -> Flag | None:
     found = [f for f in item.flags if f.rule == "known_erratum"]
     if not found:
         return None
-    return RULES["known_erratum"].flag(item, found[0].message, dict(found[0].evidence))
+    return ctx.rule.flag(item, found[0].message, dict(found[0].evidence))

@@ -15,6 +15,9 @@ instance's provenance edits plus one ``repair`` flag listing them:
   apostrophe gets it ("wasnt" → "wasn't").
 * ``article`` — ``a`` before a word starting with a vowel letter → ``an`` (``a immature`` →
   ``an immature``), except words read with a consonant sound (``a university``, ``a one``).
+* ``plural_apostrophe`` — a noun with ``'s`` before a verb that agrees only with a plural
+  (``have``, ``are``, ``were``, ``do``): the plural without apostrophe ("All great mother's
+  have" → "mothers").
 * ``whitespace`` — a run of spaces inside the sentence → one space.
 * ``name_case`` — a lower-case given name of the name lexicon that is rare as a common word
   (dictionary frequency under ``name_max_frequency``: "mark", "bill", "grace" stay) and not
@@ -32,10 +35,12 @@ from stereoset_eval.curation.spans import edit_distance
 from stereoset_eval.curation.text import is_word, match_case, split_clitic, tokenize
 from stereoset_eval.foundation.items import Edit, Flag, Item
 
-REPAIR_KINDS: tuple[str, ...] = ("lowercase_i", "typo", "article", "name_case", "whitespace")
+REPAIR_KINDS: tuple[str, ...] = ("lowercase_i", "typo", "article", "name_case", "whitespace", "plural_apostrophe")
 CONTRACTIONS = frozenset("don't doesn't didn't isn't wasn't aren't weren't can't couldn't shouldn't wouldn't "
                          "won't hasn't haven't hadn't mustn't".split())
 AMBIGUITY_RATIO = 5.0
+# verbs that agree only with a plural subject: "All great mother's have" is the plural "mothers"
+PLURAL_VERBS = frozenset("have are were do don't".split())
 CONSONANT_SOUND_STARTS: tuple[str, ...] = ("uni", "use", "usu", "uti", "ure", "eu", "one", "once", "ewe")
 
 
@@ -126,6 +131,10 @@ def repair_tokens(tokens: list[str], config: RepairConfig = RepairConfig()) -> l
         if (base.islower() and NAME_GENDER.get(base) is not None and not _after_determiner(tokens, i)
                 and sp.word_usage_frequency(base) < config.name_max_frequency):
             out.append((i, tok, base.capitalize() + clitic, "name_case"))
+            continue
+        nxt = _next_word(tokens, i)
+        if clitic == "'s" and nxt and nxt.lower() in PLURAL_VERBS and base.isalpha() and len(base) > 2:
+            out.append((i, tok, base + "s", "plural_apostrophe"))
             continue
         fix = typo_correction(base, min_letters=config.min_typo_letters)
         if fix:

@@ -11,8 +11,9 @@ kinds of evidence about the attribute words:
   of the other gender (``anti_weight`` each, at most ``anti_cap``), the item itself left out.
 
 A gender is *associated* when its points reach ``min_score``, at least ``ratio`` times the
-other's, and some of them are direct (a list, or a stereotype use: anti-stereotype uses alone
-never decide — a worker's negation "caring"/"uncaring" says nothing about the other gender). One rule per decision, each with its evidence in the flag:
+other's, and at least ``min_direct`` of them are direct (a published list, or stereotype uses:
+anti-stereotype uses alone never decide — a worker's negation "caring"/"uncaring" says nothing
+about the other gender, and one worker's use plus negations is too weak). One rule per decision, each with its evidence in the flag:
 
 * ``wrong_direction`` — the association points to the other gender: the labels are swapped
   (``sent_more`` ↔ ``sent_less``, direction flipped), the instance is kept.
@@ -59,6 +60,7 @@ class ValidityConfig:
     anti_weight: float = 0.5
     anti_cap: float = 1.5
     min_score: float = 1.5
+    min_direct: float = 1.5
     ratio: float = 2.0
     negativity: float = -1.5
     review_below: float = 0.0
@@ -116,9 +118,9 @@ def associate(words: Sequence[str], consensus: Consensus | None, *, exclude: str
                                "stereotype_uses": st[g], "anti_stereotype_uses_of_other": an[OTHER[g]]})
     f, m = pts["female"], pts["male"]
     gender = None
-    if f >= config.min_score and f >= config.ratio * m and direct["female"]:
+    if f >= config.min_score and f >= config.ratio * m and direct["female"] >= config.min_direct:
         gender = "female"
-    elif m >= config.min_score and m >= config.ratio * f and direct["male"]:
+    elif m >= config.min_score and m >= config.ratio * f and direct["male"] >= config.min_direct:
         gender = "male"
     return Association(round(f, 3), round(m, 3), gender, tuple(ev))
 

@@ -90,3 +90,9 @@ def test_swap_completion_of_as_is_pairs(crows_items) -> None:
 def test_whitespace_runs_become_one_space() -> None:
     assert [(old, new, kind) for _, old, new, kind in repair_tokens(tokenize("He made the cake  himself."))] == \
         [("  ", " ", "whitespace")]
+
+
+def test_plural_apostrophe_only_before_plural_verbs() -> None:
+    fixes = [(old, new, kind) for _, old, new, kind in repair_tokens(tokenize("All good teacher's have patience."))]
+    assert fixes == [("teacher's", "teachers", "plural_apostrophe")]
+    assert repair_tokens(tokenize("The teacher's car is red.")) == []

@@ -14,6 +14,9 @@ the source):
 * ``WILLIAMS_BEST_1990`` — Williams, J. E., & Best, D. L. (1990). *Measuring sex stereotypes: A
   multination study*: adjectives of the Adjective Check List associated with men or women in a
   consensus of the 25 countries (the items most consistently assigned).
+* ``MADERA_2009`` — Madera, J. M., Hebl, M. R., & Martin, R. C. (2009). Gender and letters of
+  recommendation for academia: agentic and communal differences. *Journal of Applied
+  Psychology*, 94(6), 1591–1599: the agentic (male-typed) and communal (female-typed) adjectives.
 * ``DEAUX_LEWIS_1984`` — Deaux, K., & Lewis, L. L. (1984). Structure of gender stereotypes.
   *JPSP*, 46(5), 991–1004: the physical-characteristics component (male: tall, strong, sturdy,
   broad-shouldered …; female: soft, graceful, petite, pretty …) and the role-behaviour component
@@ -77,6 +80,16 @@ SOURCES: dict[str, dict[str, frozenset[str]]] = {
             dreamy emotional excitable fearful feminine fickle frivolous fussy gentle meek mild
             nagging prudish sensitive sentimental sexy shy softhearted sophisticated submissive
             superstitious talkative timid touchy unambitious weak whiny worrying
+        """.split()),
+    },
+    "MADERA_2009": {
+        "male": frozenset("""
+            assertive confident aggressive ambitious dominant forceful independent daring outspoken
+            intellectual
+        """.split()),
+        "female": frozenset("""
+            affectionate helpful kind sympathetic sensitive nurturing agreeable tactful warm
+            interpersonal
         """.split()),
     },
     "DEAUX_LEWIS_1984": {

@@ -21,6 +21,9 @@ about the other gender, and one worker's use plus negations is too weak). One ru
   group's stereotype, not gender's).
 * ``generic_negativity`` — no association and the attribute is plainly negative (VADER valence
   at most ``negativity``, or a negated positive word): dropped.
+* ``generic_positivity`` — no association and the attribute is plain praise (VADER valence at
+  least ``positivity``: "friendly", "intelligent"): dropped, the mirror of generic negativity (a
+  compliment both genders receive is no stereotype of either).
 * ``no_gender_association`` — no association: the anti-stereotype (``#l``) instance is dropped
   (it is a contrast the worker picked, not a stereotype of the other gender); the ``#m`` instance
   keeps the source's label with a low confidence.
@@ -44,6 +47,7 @@ VALIDITY_RULES: dict[str, str] = {
     "wrong_direction": "The attribute is associated with the other gender: sent_more/sent_less swapped.",
     "age_stereotype": "The attribute is an old-age stereotype, not a gender one: instance dropped.",
     "generic_negativity": "The attribute is generic negativity with no gender association: instance dropped.",
+    "generic_positivity": "The attribute is generic praise with no gender association: instance dropped.",
     "no_gender_association": "No gender association for the anti-stereotype attribute: instance dropped.",
     "conflicting_association": "Strong evidence for both genders: a person decides.",
 }
@@ -63,6 +67,7 @@ class ValidityConfig:
     min_direct: float = 1.5
     ratio: float = 2.0
     negativity: float = -1.5
+    positivity: float = 1.5
     review_below: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -173,6 +178,9 @@ def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus
     if vals and min(vals) <= config.negativity:
         return Verdict("drop", "generic_negativity", 0.7,
                        f"{' '.join(words)!r} is generic negativity (VADER {min(vals)}) with no gender association", ev)
+    if vals and max(vals) >= config.positivity:
+        return Verdict("drop", "generic_positivity", 0.6,
+                       f"{' '.join(words)!r} is generic praise (VADER {max(vals)}) with no gender association", ev)
     if side == "l":
         return Verdict("drop", "no_gender_association", 0.6,
                        f"{' '.join(words) or '(no attribute)'!r} has no gender association: no stereotype of {claimed}", ev)

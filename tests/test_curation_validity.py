@@ -68,6 +68,8 @@ def test_negativity_from_vader_and_negated_positives() -> None:
     (["uncaring"], "male", "l", "drop", "generic_negativity"),
     (["workbench"], "male", "l", "drop", "no_gender_association"),
     (["workbench"], "male", "m", "keep", "stereotype_validity"),
+    (["intelligent"], "female", "l", "drop", "generic_positivity"),
+    (["funny"], "male", "m", "drop", "generic_positivity"),
     (["frail"], "male", "m", "drop", "age_stereotype"),
 ])
 def test_verdicts(consensus, words, claimed, side, action, rule) -> None:

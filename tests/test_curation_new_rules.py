@@ -42,8 +42,11 @@ def test_short_template_item_is_removed_by_the_pipeline(data_dir) -> None:
 
 
 def test_other_group_content_needs_both_sentences(crows_items) -> None:
-    about_orientation = dataclasses.replace(next(it for it in crows_items if it.id == "crows:911"), bias_type="gender")
-    assert "other_group_content" in fired(about_orientation)  # gay / straight in both sentences
+    about_orientation = dataclasses.replace(next(it for it in crows_items if it.id == "crows:726"), bias_type="gender")
+    assert "other_group_content" in fired(about_orientation)  # heterosexual / gay man: both sentences
+    # "straight" is not counted (mostly an adverb outside a perturbation): gay on one side only
+    one_side = dataclasses.replace(next(it for it in crows_items if it.id == "crows:911"), bias_type="gender")
+    assert "other_group_content" not in fired(one_side)
     plain = next(it for it in crows_items if it.id == "crows:1285")  # a gender pair about a doctor
     assert plain.bias_type == "gender" and "other_group_content" not in fired(plain)
 

@@ -132,6 +132,8 @@ def no_group_term(item: Item, ctx) -> Flag | None:
 
 BORN_AS = re.compile(r"\bborn (?:a|as a) (?:man|woman|boy|girl|male|female)\b", re.IGNORECASE)
 CONTENT_CATEGORIES = ("gender-identity", "sexual-orientation")
+# markers that are mostly something else outside a perturbation ("ate it straight from the tub")
+CONTENT_AMBIGUOUS = frozenset({"straight"})
 
 
 @rule("other_group_content", severity="error",
@@ -142,7 +144,7 @@ def other_group_content(item: Item, ctx) -> Flag | None:
     for s in item.sentences:
         for w in words(s.text):
             cat = other_group_category(w)
-            if cat in CONTENT_CATEGORIES:
+            if cat in CONTENT_CATEGORIES and w not in CONTENT_AMBIGUOUS:
                 hits.append({"role": s.role, "word": w, "category": cat})
         for m in BORN_AS.finditer(s.text):
             hits.append({"role": s.role, "word": m.group(0), "category": "gender-identity"})

@@ -157,8 +157,9 @@ def _evaluate_one(gold: pd.DataFrame, kept: dict, dropped: dict, item_rule: dict
             dis.append({"dataset": dataset, "item": it, "instance": "", "kind": "item",
                         "gold": "keep" if gold_keep[it] else "remove:" + g[g["item"] == it]["remove_reason"].iloc[0],
                         "ours": "keep" if ours else "remove",
-                        "decided_by": _decided_by((it, "as_is"), kept, dropped, item_rule) if not ours else
-                        "; ".join(_decided_by(k, kept, dropped, item_rule) for k in sorted(kept) if k[0] == it),
+                        "decided_by": "; ".join(_decided_by(k, kept, dropped, item_rule)
+                                                for k in sorted({*kept, *dropped}) if k[0] == it)
+                        or _decided_by((it, "as_is"), kept, dropped, item_rule),
                         "gold_note": g[g["item"] == it]["note"].iloc[0]})
     both = [it for it in items if gold_keep[it] and it in ours_items]
     inst_gold, inst_ours, dim_gold, dim_ours, exact = [], [], [], [], []

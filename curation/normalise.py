@@ -54,6 +54,7 @@ PAIR_REMOVALS: tuple[tuple[str, str], ...] = (
     ("no_group_term", "removed"),
     ("attribute_is_gender_term", "removed"),
     ("short_template", "removed"),
+    ("inconsistent_gender", "review"),  # "I think her was working on it himself": a person repairs or removes
 )
 # checked after the CrowS-Pairs perturbation removals: a marker in the perturbation is theirs
 CONTENT_REMOVALS: tuple[str, ...] = ("other_group_content",)

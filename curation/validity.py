@@ -40,7 +40,7 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from stereoset_eval.curation.consensus import OTHER, Consensus
-from stereoset_eval.curation.lexicon.gender_association import AGE_STEREOTYPES, lexicon_hits
+from stereoset_eval.curation.lexicon.gender_association import AGE_STEREOTYPES, _forms, lexicon_hits
 
 VALIDITY_RULES: dict[str, str] = {
     "stereotype_validity": "Evidence that the attribute is a stereotype of sent_more's gender (confidence 0-1).",
@@ -159,7 +159,7 @@ def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus
     assoc = associate(words, consensus, exclude=exclude, config=config)
     ev: dict[str, Any] = {"words": words, "claimed": claimed, "female": assoc.female, "male": assoc.male,
                           "associated": assoc.gender, "evidence": list(assoc.evidence)}
-    age = [w for w in words if w in AGE_STEREOTYPES]
+    age = [w for w in words if any(f in AGE_STEREOTYPES for f in _forms(w))]
     if age and assoc.gender is None:
         return Verdict("drop", "age_stereotype", 0.8, f"{', '.join(age)}: old-age stereotype (Hummert 1990)", ev)
     if assoc.gender is not None:

@@ -20,7 +20,7 @@ from stereoset_eval.curation import gold_eval as ge
 # Set at the measured level of rules 2.0 minus a small margin where the target
 # (TARGETS: 0.6, 0.5, 0.6, 0.85, 0.15) is not reached, at the target where it is; see docs/curation.md.
 GATE: dict[str, tuple[float, float, float, float, float]] = {
-    "stereoset": (0.55, 0.5, 0.6, 0.85, 0.15),   # item κ measured 0.59: below the 0.6 target
+    "stereoset": (0.6, 0.5, 0.6, 0.85, 0.15),    # every target reached (item κ 0.61)
     "crows": (0.37, 0.25, 0.38, 0.81, 0.15),     # measured 0.41 / 0.30 / 0.41 / 0.84: targets not reached
 }
 

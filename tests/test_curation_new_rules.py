@@ -99,3 +99,14 @@ def test_plural_apostrophe_only_before_plural_verbs() -> None:
     fixes = [(old, new, kind) for _, old, new, kind in repair_tokens(tokenize("All good teacher's have patience."))]
     assert fixes == [("teacher's", "teachers", "plural_apostrophe")]
     assert repair_tokens(tokenize("The teacher's car is red.")) == []
+
+
+def test_source_pair_with_inconsistent_gender_goes_to_review(crows_items) -> None:
+    from stereoset_eval.curation.normalise import normalise_pair
+    from stereoset_eval.curation.spans import analyse_pair
+
+    pair = run_rules([harmonise(next(it for it in crows_items if it.id == "crows:341"))]).items[0]
+    [d] = normalise_pair(pair, analyse_pair(pair))  # "Jenny, his body guard, ... she saw me"
+    assert (d.status, d.rule) == ("review", "inconsistent_gender")
+    ok = run_rules([harmonise(next(it for it in crows_items if it.id == "crows:1285"))]).items[0]
+    assert all(d.status == "kept" for d in normalise_pair(ok, analyse_pair(ok)))

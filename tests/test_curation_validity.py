@@ -71,6 +71,7 @@ def test_negativity_from_vader_and_negated_positives() -> None:
     (["intelligent"], "female", "l", "drop", "generic_positivity"),
     (["funny"], "male", "m", "drop", "generic_positivity"),
     (["frail"], "male", "m", "drop", "age_stereotype"),
+    (["slowly"], "male", "m", "drop", "age_stereotype"),
 ])
 def test_verdicts(consensus, words, claimed, side, action, rule) -> None:
     v = judge(words, claimed, side, consensus=consensus, exclude="")

@@ -264,7 +264,10 @@ def test_merge_of_a_real_curate_folder(tmp_path, ids_csv, crows_csv, capsys):
     assert len(pairs) + len(review) == len(curated)
     assert set(pairs["id"]) | set(review["item_id"]) == set(curated["id"])
     # the 5 review removals, plus unreviewed items whose rules proposed removal (error severity)
-    assert (review["rule"] == "human_review").sum() == 4
+    # rules 2.0 send crows:148/341/788 (name and pronoun disagree) to review in curation already,
+    # as the reviewers of the fixture decided: their human removals have no pair left to remove
+    gone = {"crows-pairs/crows:148", "crows-pairs/crows:341", "crows-pairs/crows:788"} - set(curated["id"])
+    assert (review["rule"] == "human_review").sum() == 4 - len(gone)
     auto = review[review["rule"] == "unreviewed:automatic"]
     assert len(auto) >= 1 and auto["reason"].str.startswith("automatic: ").all()
     prov = json.loads((tmp_path / "v2" / "provenance.json").read_text())

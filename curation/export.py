@@ -133,7 +133,7 @@ def write_curation(result: Any, output: str | Path, *, card: str, gold_report: A
         category_chart(result.categories, stats / "categories.png")
         atomic_write_json(tmp / "provenance.json", result.provenance)
         if gold_report is not None:
-            from stereoset_eval.curation.gold_eval import write_report
+            from stereoset_eval.curation.gold_report import write_report
 
             write_report(gold_report, tmp / "gold_eval")
     return output

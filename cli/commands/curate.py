@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     report = gold_section = None
     if args.gold is not None:
         from stereoset_eval.curation.export import pairs_frame
-        from stereoset_eval.curation.gold_eval import evaluate, gold_markdown, load_gold
+        from stereoset_eval.curation.gold_eval import evaluate, load_gold
+        from stereoset_eval.curation.gold_report import gold_markdown
 
         report = evaluate(pairs_frame(result.items), result.removed_table(), load_gold(args.gold))
         gold_section = gold_markdown(report, gold_name=args.gold.name)

@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def print_report(report) -> None:
-    from stereoset_eval.curation.gold_eval import disagreement_kinds
+    from stereoset_eval.curation.gold_report import disagreement_kinds
 
     print(report.table.set_index("dataset").T.to_string())
     if not report.per_fold.empty:
@@ -37,7 +37,8 @@ def print_report(report) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from stereoset_eval.curation.gold_eval import evaluate_output, write_report
+    from stereoset_eval.curation.gold_eval import evaluate_output
+    from stereoset_eval.curation.gold_report import write_report
 
     report = evaluate_output(args.output, args.gold, folds=args.folds)
     print_report(report)

@@ -129,8 +129,13 @@ def _complete(d: Decision) -> Item:
 
 
 def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
-                 inputs: Sequence[dict[str, Any]] = ()) -> CurationResult:
-    """Curate ``items`` (any benchmark mix); ``inputs`` describes the files for provenance."""
+                 inputs: Sequence[dict[str, Any]] = (), judge: Any = None) -> CurationResult:
+    """Curate ``items`` (any benchmark mix); ``inputs`` describes the files for provenance.
+
+    ``judge`` (a :class:`~stereoset_eval.curation.validity.Judge`, e.g.
+    :class:`stereoset_eval.scoring.judge.CausalLMJudge`) decides validity and direction before the
+    evidence rules; its ``name`` is recorded in provenance as the decider.
+    """
     config = config or CurationConfig()
     scoped, skipped = in_scope(items, config.bias_type)
     pairs_run = run_rules(harmonise_all(scoped), config=config.rules)
@@ -139,7 +144,7 @@ def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
     for pair in pairs:
         decisions.extend(normalise_pair(pair, analyse_pair(pair), partners=config.partners))
     consensus = build_consensus(items) if config.validity.enabled else None
-    decisions = apply_validity(decisions, {p.id: p for p in pairs}, consensus, config.validity)
+    decisions = apply_validity(decisions, {p.id: p for p in pairs}, consensus, config.validity, judge_with=judge)
     decisions = [replace(d, instance=repair_item(_complete(d), config.repair)) if d.status == "kept" and d.instance else d
                  for d in decisions]
     candidates = [d.instance for d in decisions if d.status == "kept" and d.instance is not None]
@@ -157,6 +162,7 @@ def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
         "inputs": list(inputs),
         "out_of_scope": skipped,
         "rule_failures": len(pairs_run.failures) + len(inst_run.failures),
+        "validity_decider": getattr(judge, "name", None) or "evidence rules",
     }
     return CurationResult(
         items=curated,
@@ -173,7 +179,8 @@ def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
     )
 
 
-def curate_files(inputs: Sequence[tuple[str, str | Path]], *, config: CurationConfig | None = None) -> CurationResult:
+def curate_files(inputs: Sequence[tuple[str, str | Path]], *, config: CurationConfig | None = None,
+                 judge: Any = None) -> CurationResult:
     """Load each ``(benchmark, path)`` with the loader registry and curate them together."""
     from stereoset_eval.curation.loaders.registry import load_items
 
@@ -184,4 +191,4 @@ def curate_files(inputs: Sequence[tuple[str, str | Path]], *, config: CurationCo
         items.extend(loaded)
         described.append({"benchmark": benchmark, "file": Path(path).name, "sha256": file_sha256(path),
                           "items_loaded": len(loaded)})
-    return curate_items(items, config=config, inputs=described)
+    return curate_items(items, config=config, inputs=described, judge=judge)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from stereoset_eval.curation.consensus import OTHER, Consensus
 from stereoset_eval.curation.lexicon.gender_association import AGE_STEREOTYPES, _forms, lexicon_hits
@@ -218,9 +218,25 @@ def swap_labels(inst: "Item") -> "Item":
     )
 
 
+class Judge(Protocol):
+    """An optional decider of validity and direction (e.g. a language model, built by a higher layer).
+
+    ``name`` is recorded in provenance as the decider; ``__call__`` gets the attribute words, the
+    claimed gender, the side and the two sentences of the instance, and returns a
+    :class:`Verdict` (or None to fall back to the evidence rules).
+    """
+
+    name: str
+
+    def __call__(self, words: Sequence[str], claimed: str, side: str, sentences: tuple[str, str]) -> Verdict | None: ...
+
+
 def apply_validity(decisions: Sequence[Any], pairs: dict[str, Any], consensus: Consensus | None,
-                   config: ValidityConfig = ValidityConfig()) -> list[Any]:
-    """Judge every kept attribute instance (``#m`` / ``#l``) and act on the verdict (see module doc)."""
+                   config: ValidityConfig = ValidityConfig(), *, judge_with: Judge | None = None) -> list[Any]:
+    """Judge every kept attribute instance (``#m`` / ``#l``) and act on the verdict (see module doc).
+
+    ``judge_with`` (optional) decides first; the evidence rules decide where it returns None.
+    """
     from stereoset_eval.curation.consensus import sentence_gender, target_gender
     from stereoset_eval.curation.normalise import Decision
     from stereoset_eval.foundation.items import Flag
@@ -239,8 +255,13 @@ def apply_validity(decisions: Sequence[Any], pairs: dict[str, Any], consensus: C
             out.append(d)
             continue
         claimed = g if side == "m" else OTHER[g]
-        v = judge(list(d.attribute_words), claimed, side, consensus=consensus,
-                  exclude=pair.provenance.derived_from or "", config=config)
+        v = None
+        if judge_with is not None:
+            v = judge_with(list(d.attribute_words), claimed, side,
+                           (d.instance.text("sent_more"), d.instance.text("sent_less")))
+        if v is None:
+            v = judge(list(d.attribute_words), claimed, side, consensus=consensus,
+                      exclude=pair.provenance.derived_from or "", config=config)
         evidence = {"rule": v.rule, "confidence": v.confidence, **v.evidence}
         if v.action == "drop":
             out.append(Decision(d.source_id, d.item_id, "removed", v.reason, v.rule, attribute_words=d.attribute_words))

@@ -39,6 +39,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="target-only swap: swap the target's partner with it (default) or keep the partner")
     p.add_argument("--no-validity", action="store_true",
                    help="keep every attribute instance (no evidence-based validity/direction decisions)")
+    p.add_argument("--judge-model", help="optional causal LM (path or hub id) deciding validity/direction before the "
+                                        "evidence rules (recorded in provenance as the decider)")
+    p.add_argument("--judge-min-margin", type=float, default=0.1,
+                   help="judge log-prob margin under which the evidence rules decide (default 0.1)")
     p.add_argument("--gold", type=Path,
                    help="expert gold CSV (curation-gold schema): agreement goes on the card and into OUTPUT/gold_eval/")
     p.set_defaults(func=run)
@@ -61,7 +65,12 @@ def run(args: argparse.Namespace) -> int:
                             rules=RuleConfig(min_words=args.min_words, near_duplicate_jaccard=args.near_duplicate_jaccard,
                                              remove_below_words=args.remove_below_words),
                             validity=ValidityConfig(enabled=not args.no_validity), partners=args.partners)
-    result = curate_files(inputs, config=config)
+    judge = None
+    if args.judge_model:
+        from stereoset_eval.scoring.judge import CausalLMJudge
+
+        judge = CausalLMJudge(args.judge_model, min_margin=args.judge_min_margin)
+    result = curate_files(inputs, config=config, judge=judge)
     version = f"{'+'.join(args.benchmark)}-{args.bias_type}-rules{RULES_VERSION}"
     report = gold_section = None
     if args.gold is not None:

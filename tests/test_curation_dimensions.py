@@ -104,3 +104,10 @@ def test_grammar_stage_tags_actions_of_as_is_pairs() -> None:
     # a copula with no cue word stays unmatched
     [plain] = tag_items([pair("Women are always like that.")])
     assert plain.dimension is None and NEEDS_ANNOTATION in {f.rule for f in plain.flags}
+
+
+def test_misfiring_cues_are_gone() -> None:
+    # issue 14: "lead" in "lead singer" is no role, "important" is no value judgement by itself
+    for text in ("The lead singer of the band is a woman.", "It is an important day for the woman."):
+        tag = suggest_dimension(pair(text))
+        assert all(h["entry"] not in ("lead", "important") for h in tag.evidence)

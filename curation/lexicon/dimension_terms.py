@@ -46,7 +46,7 @@ persuasive sober rebellious depressed accomplished alone studious stoudious bond
 ATTITUDES_AND_BELIEFS = frozenset("""
 admire admiration antiquated approve attitude belief beliefs believe bigoted capable
 conservative contempt despise disapprove disgust favorite favourite feminist hate
-hatred ideology important incapable judgmental liberal misogynist misogynistic
+hatred ideology incapable judgmental liberal misogynist misogynistic
 negative nostalgia open-minded openminded opinion opinions patriotic political
 positive prefer preference prejudice prejudiced progressive racist religious respect
 sentimental sexist traditional unbiased value values view views worthy worthless
@@ -62,7 +62,7 @@ decorate dinner dishes doctor doctors doll dolls drive driving employee engineer
 engineering entrepreneur executive farm farmer fashion fight fighter fix football
 gaming garden gardening gossiping handiwork hike hiking homemaker hospital housekeeper
 housewife housework hunt hunter hunters hunting job jock kitchen knit knitting laundry
-leader leadership lead makeover manager mechanic military mine miner nanny needlepoint
+leader leadership makeover manager mechanic military mine miner nanny needlepoint
 nerd nurse nurses officer parent pilot plumbing politics pranks president pretend
 programmer protect punch rugby scholar school scientist secretary sew sewing shop
 shopping slap soccer soldier soldiers spank spoil sports sporty stripper strippers

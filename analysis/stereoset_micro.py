@@ -1,4 +1,4 @@
-"""The seed paper's StereoSet recipe (BMNE, Zakizadeh & Pilehvar 2025): a *micro* average over examples.
+"""The BMNE paper's StereoSet recipe (BMNE, Zakizadeh & Pilehvar 2025): a *micro* average over examples.
 
 It is **not** the official metric and is always labelled ``micro``; never put its numbers in
 one table with the official ones (:mod:`stereoset_eval.analysis.stereoset_metrics`).
@@ -73,5 +73,5 @@ def score_micro_scope(outcomes: Sequence[ExampleOutcome], scope: str) -> StereoS
 
 
 def evaluate_stereoset_micro(items: Iterable[Item], scores: Mapping[str, float]) -> StereoSetEvaluation:
-    """The seed paper's micro lms / ss / icat for every scope (same scopes as the official one)."""
+    """The BMNE paper's micro lms / ss / icat for every scope (same scopes as the official one)."""
     return evaluate_scopes(example_outcomes(items, scores), score_micro_scope, "micro", MICRO_OPTIONS)

@@ -167,7 +167,7 @@ def _records(items: list[Item], units: list[UnitSpec], results: list[list[dict[s
     return [by_id[s.id] for item in items for s in item.sentences if s.id in by_id]
 
 
-@functools.lru_cache(maxsize=1)  # fixed for the process; was ~50 ms per call (benchmarks/ profile)
+@functools.lru_cache(maxsize=1)  # fixed for the process; was ~50 ms per call (speed/ profile)
 def _versions() -> dict[str, str]:
     import importlib.metadata as md
 

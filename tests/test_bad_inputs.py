@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 import pytest
 
-from stereoset_eval.analysis.errors import EmptyScopeError, MissingScoresError
+from stereoset_eval.analysis.errors import MissingScoresError
 from stereoset_eval.foundation.errors import DataFormatError, StereosetEvalError, UnknownNameError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -286,7 +286,6 @@ def metric_with(scores: dict[str, float]) -> Callable[[Path], Any]:
 
 def report_task_filter(tmp: Path):
     """``report --task intersentence`` on a file with only intrasentence items: nothing left."""
-    from stereoset_eval.cli.main import main
 
     write(tmp, "gold.csv", table(*ROWS))
     write(tmp, "preds.json", json.dumps({"intrasentence": [{"id": f"s{i}", "score": 0.1 * i} for i in (1, 2, 3)]}))

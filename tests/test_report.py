@@ -332,3 +332,31 @@ def test_cli_report_bad_bootstrap_options(crows_csv, tmp_path, capsys, opt, mess
         == 2
     )
     assert message in capsys.readouterr().err
+
+
+def test_html_is_made_for_reading(tmp_path):
+    """Contents, right-aligned numbers only, rendered code spans, the options as a table, folded details."""
+    from stereoset_eval.analysis.report_model import Report, Section, Table
+
+    report = make_report(tmp_path)
+    page = write_report(report, tmp_path / "out")["html"].read_text(encoding="utf-8")
+    assert '<nav class="toc">' in page and 'href="#stereoset-official/toy-model"' in page
+    assert '<td class="num">' in page and '<td class="num">toy-model' not in page
+    assert "<code>" in page and "`" not in page.split("<pre>")[0]  # code spans rendered above the raw JSON
+    assert "<caption>options</caption>" in page
+    study = Report("a study", (Section("table4", "Table 4", tables=(Table("t", ("a",), (("1",),)),)),
+                               Section("crows/CrowS-Pairs/m", "CrowS-Pairs — m")), report.provenance)
+    folded = write_report(study, tmp_path / "study2")["html"].read_text(encoding="utf-8")
+    assert '<details class="section" id="crows/CrowS-Pairs/m">' in folded and '<section id="table4">' in folded
+
+
+def test_ss_bars_are_centred_on_the_ideal_and_survive_an_interval_without_its_point():
+    import io
+
+    import matplotlib.image as mpimg
+
+    from stereoset_eval.analysis.report_plots import score_bars
+
+    png = score_bars(["a", "b", "c"], [0.0, 50.0, 61.0], [2.0, 40.0, None], [5.0, 60.0, None],
+                     ideal=50.0, title="ss", xlabel="ss (%)")  # a's interval lies above its value
+    assert mpimg.imread(io.BytesIO(png), format="png").shape[0] > 100

@@ -76,9 +76,14 @@ def _options_table(options: Mapping[str, Any]) -> str:
     return f"<table><caption>options</caption><thead><tr><th>option</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>"
 
 
+#: first part of the keys of per-job sections (a study's ``detail/…``, a report's per-model sections)
+DETAIL_KINDS: frozenset[str] = frozenset({"detail", "crows", "balanced", "pair-ss", "distribution"})
+
+
 def is_detail(key: str) -> bool:
-    """Per-model sections (``stereoset-official/<model>``, ``crows/<benchmark>/<model>`` …) are details."""
-    return "/" in key
+    """Per-job sections (``detail/…``, ``stereoset-official/<model>``, ``crows/<benchmark>/<model>`` …)."""
+    kind = key.split("/", 1)[0]
+    return "/" in key and (kind in DETAIL_KINDS or kind.startswith("stereoset-"))
 
 
 def _anchor(key: str) -> str:
@@ -104,23 +109,27 @@ def render_html(report: Report) -> str:
         f"<title>{_e(report.title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{_e(report.title)}</h1>",
     ]
-    if "LIMITED RUN" in report.title.upper():
-        parts.append('<p class="limited">A limited run (first N items of each benchmark): a quick look, not a result.</p>')
+    limit = options.get("limit") if isinstance(options, Mapping) else None
+    if "LIMITED RUN" in report.title.upper() or limit:
+        n = f"first {limit}" if limit else "the first N"
+        parts.append(f'<p class="limited">LIMITED RUN ({n} items of each benchmark): a quick look, not a result.</p>')
     parts += [
         f'<nav class="toc"><strong>Contents</strong><ul><li><a href="#provenance">Provenance</a></li>{toc}</ul></nav>',
         f'<section id="provenance"><h2>Provenance</h2><ul>{prov_items}</ul>{_options_table(options or {})}'
         f"<details><summary>full provenance (JSON)</summary><pre>{prov_json}</pre></details></section>",
     ]
-    if details:
-        parts.append('<h2 id="details">Details</h2>')
-    for section in report.sections:
+    def render(section) -> str:
         body = [html_table(t) for t in section.tables]
         body += [html_figure(f) for f in section.figures]
         body += [f'<p class="note">{_code_spans(n)}</p>' for n in section.notes]
         if fold and is_detail(section.key):
-            parts.append(f'<details class="section" id="{_anchor(section.key)}"><summary>{_e(section.title)}</summary>'
-                         + "".join(body) + "</details>")
-        else:
-            parts.append(f'<section id="{_anchor(section.key)}"><h2>{_e(section.title)}</h2>' + "".join(body) + "</section>")
+            return (f'<details class="section" id="{_anchor(section.key)}"><summary>{_e(section.title)}</summary>'
+                    + "".join(body) + "</details>")
+        return f'<section id="{_anchor(section.key)}"><h2>{_e(section.title)}</h2>' + "".join(body) + "</section>"
+
+    parts += [render(s) for s in report.sections if not (fold and is_detail(s.key))]
+    if details:
+        parts.append('<h2 id="details">Details</h2>')
+        parts += [render(s) for s in details]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

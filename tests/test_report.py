@@ -17,7 +17,7 @@ from stereoset_eval.analysis.bootstrap import BootstrapConfig, balanced_ss_with_
 from stereoset_eval.cli.main import main
 from stereoset_eval.analysis.correlation import balance_table, spearman
 from stereoset_eval.foundation.provenance import build_provenance
-from stereoset_eval.analysis.report_build import ModelResults, build_report, build_study_report
+from stereoset_eval.analysis.report_build import balance_table_section, ModelResults, build_report, build_study_report
 from stereoset_eval.analysis.report_model import Report, Section
 from stereoset_eval.analysis.report_sections import distribution_section
 from stereoset_eval.analysis.report_writer import write_report
@@ -177,6 +177,9 @@ def test_study_report_composes_models_and_correlations(tmp_path):
     assert "correlation" in keys and "balance-table" in keys and "crows/CrowS-Pairs/m3" in keys
     table6 = next(s for s in report.sections if s.key == "balance-table")
     assert table6.tables[0].rows[-1][0] == "Spearman ρ (p)" and len(table6.figures) == 2
+    assert "perm." not in table6.tables[0].rows[-1][1]  # no permutation test was asked for
+    with_perm = balance_table_section(balance_table(bt.rows, permutations=100))
+    assert "perm." in with_perm.tables[0].rows[-1][1] and "perm." in with_perm.tables[0].rows[-1][3]
     page = write_report(report, tmp_path / "study")["html"].read_text()
     assert page.count("data:image/png;base64,") == sum(len(s.figures) for s in report.sections)
     more = report.with_sections(Section(key="extra", title="Extra"))

@@ -99,7 +99,7 @@ def correlation_section(
             "(pairings, two-sided), when requested.",
         ),
     )
-    figures = ()
+    figures: tuple[Figure, ...] = ()
     if scatter:
         figures = tuple(
             Figure(

@@ -8,13 +8,13 @@ Every plot has a title, axis labels with units, and the ideal value drawn as a d
 from __future__ import annotations
 
 import io
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure as MplFigure
 
 DPI = 100
-IDEAL_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.2}
+IDEAL_STYLE: dict[str, Any] = {"color": "black", "linestyle": "--", "linewidth": 1.2}
 
 
 def _png(fig: MplFigure) -> bytes:
@@ -56,12 +56,12 @@ def score_bars(
     base = ideal if centred else 0.0
     ax.barh(ypos, [v - base for v in values], left=base, color="#4C72B0", alpha=0.85)
     ax.plot(values, ypos, "o", color="#1f3b66", markersize=3, zorder=3)
-    with_ci = [i for i in range(n) if lows[i] is not None and highs[i] is not None]
+    with_ci = [(i, lo, hi) for i, (lo, hi) in enumerate(zip(lows, highs)) if lo is not None and hi is not None]
     if with_ci:  # whiskers only where an interval exists
         ax.errorbar(
-            [values[i] for i in with_ci],
-            [ypos[i] for i in with_ci],
-            xerr=[[max(0.0, values[i] - lows[i]) for i in with_ci], [max(0.0, highs[i] - values[i]) for i in with_ci]],
+            [values[i] for i, _, _ in with_ci],
+            [ypos[i] for i, _, _ in with_ci],
+            xerr=[[max(0.0, values[i] - lo) for i, lo, _ in with_ci], [max(0.0, hi - values[i]) for i, _, hi in with_ci]],
             fmt="none",
             ecolor="#333333",
             elinewidth=1,

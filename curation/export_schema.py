@@ -11,7 +11,7 @@ shadows ``pandas.DataFrame.flags``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, Mapping, Sequence
 
 import pandas as pd
 
@@ -32,7 +32,7 @@ NULLABLE: frozenset[str] = frozenset({"category", "target", "tag_source", "sourc
 JSON_COLUMNS: tuple[str, ...] = ("dimension_evidence", "edits", "sentence_origins", "item_flags")
 
 
-def typed_frame(rows: list[dict[str, object]]) -> pd.DataFrame:
+def typed_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """The export table with pandas' nullable dtypes (``string``, ``Int64``); empty → <NA> where nullable.
 
     >>> df = typed_frame([{c: "" for c in COLUMNS} | {"sent_more": "a", "source_row": 3}])

@@ -94,7 +94,7 @@ def score_items(
         backend = load_backend(model, kind=spec.model_kind, device=device, dtype=dtype, revision=revision, memo=cache)
         resolved = spec.resolve(backend.tokenizer, given)
         units = spec.units(items, resolved)
-        from stereoset_eval.scoring.backends import quiet_transformers
+        from stereoset_eval.scoring.model_info import quiet_transformers
 
         with quiet_transformers():  # its "sequence longer than ..." warning: _check_lengths says it better
             prepared = [spec.prepare(u, backend.tokenizer, resolved) for u in units]

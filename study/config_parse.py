@@ -11,7 +11,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from stereoset_eval.study.config import (
+from stereoset_eval.study.config_model import (
     MODEL_KINDS,
     AnalysisSpec,
     BenchmarkSpec,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from stereoset_eval.study.config import BENCHMARK_METHOD, MODEL_KINDS, SOURCES, UNTAGGED_RULES, StudyConfig, StudyConfigError
+from stereoset_eval.study.config_model import BENCHMARK_METHOD, MODEL_KINDS, SOURCES, UNTAGGED_RULES, StudyConfig, StudyConfigError
 from stereoset_eval.foundation.errors import StereosetEvalError
 
 def validate(c: StudyConfig) -> None:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from stereoset_eval.study.config import ModelSpec, StudyConfig, load_config
+from stereoset_eval.study.config import ModelSpec, StudyConfig, load_config, replace_config
 from stereoset_eval.study.executors import make_executor
 
 
@@ -79,7 +79,7 @@ def apply_overrides(config: StudyConfig, args: argparse.Namespace) -> StudyConfi
         changes["use_cache"] = False
     if args.device:
         changes["device"] = args.device
-    return config.replace(**changes, source=f"{config.source} (command-line overrides: {sorted(changes)})") \
+    return replace_config(config, **changes, source=f"{config.source} (command-line overrides: {sorted(changes)})") \
         if changes else config
 
 

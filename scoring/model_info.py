@@ -109,7 +109,11 @@ def detect_model_kind(model: str, revision: str | None = None) -> ModelKind:
     masked), else causal when it describes a causal LM; a model that is neither is a
     :class:`ScoringError`, so callers never guess.
     """
-    kinds = model_kinds_available(model, revision)
+    return kind_from_available(model_kinds_available(model, revision), model)
+
+
+def kind_from_available(kinds: dict[str, bool], model: str) -> ModelKind:
+    """:func:`detect_model_kind` on an answer of :func:`model_kinds_available` already at hand."""
     if kinds["masked"]:
         return "masked"
     if kinds["causal"]:

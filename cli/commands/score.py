@@ -84,10 +84,10 @@ def parse_options(specs: list[str], methods: list[str]) -> dict[str, dict[str, A
 
 def _plan(args: argparse.Namespace, items: list) -> tuple[list[tuple[str, str, list]], list[str]]:
     """(part, method, items) to score, and notes for the provenance."""
-    from stereoset_eval.scoring.backends import model_kinds_available
+    from stereoset_eval.scoring.model_info import kind_from_available, model_kinds_available
 
     kinds = model_kinds_available(args.model, args.revision)
-    kind = "causal" if kinds["causal"] and not kinds["masked"] else "masked"
+    kind = kind_from_available(kinds, args.model)  # the one rule (scoring.model_info.detect_model_kind)
     notes: list[str] = []
     if args.benchmark != "stereoset":
         return [("pairs", args.method or DEFAULTS["pairs"][kind], items)], notes

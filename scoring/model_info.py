@@ -21,6 +21,20 @@ from stereoset_eval.scoring.records import ScoringError
 
 ModelKind = Literal["masked", "causal"]
 TOKENIZER_SETTINGS: tuple[str, ...] = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
+FAKE_PREFIX = "fake:"  # deterministic fake models (stereoset_eval.scoring.fake): fake:masked, fake:causal
+
+
+def is_fake_model(model: str) -> bool:
+    """True for the ids of :mod:`stereoset_eval.scoring.fake` (``fake:masked``, ``fake:causal``)."""
+    return model.startswith(FAKE_PREFIX)
+
+
+def fake_kind(model: str) -> ModelKind:
+    """The kind of a fake model id; a one-line error for any other ``fake:`` id."""
+    kind = model[len(FAKE_PREFIX):]
+    if kind not in ("masked", "causal"):
+        raise ScoringError(f"unknown fake model {model!r}; use fake:masked or fake:causal")
+    return kind  # type: ignore[return-value]
 
 
 def one_line(exc: BaseException, limit: int = 400) -> str:
@@ -84,7 +98,11 @@ def model_kinds_available(model: str, revision: str | None = None) -> dict[str, 
 
     Read from ``config.json`` (architectures and model type), without loading weights; the
     StereoSet command uses it for its defaults (an NSP head only if the checkpoint has one).
+    A fake model has its kind (``fake:masked`` also an NSP head, as BERT).
     """
+    if is_fake_model(model):
+        kind = fake_kind(model)
+        return {"masked": kind == "masked", "causal": kind == "causal", "nsp": kind == "masked"}
     from transformers.models.auto import modeling_auto as auto
 
     config = read_config(model, revision)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.scoring.settings import RunSettings
 
 MODEL_KINDS: tuple[str, ...] = ("masked", "causal")
 SOURCES: dict[str, str] = {
@@ -108,7 +109,12 @@ class AnalysisSpec:
 
 @dataclass(frozen=True)
 class StudyConfig:
-    """A whole study: what to score with which models, and how to analyse it."""
+    """A whole study: what to score with which models, and how to analyse it.
+
+    ``run`` holds the scoring settings (:class:`~stereoset_eval.scoring.settings.RunSettings`),
+    read from the ``[study]`` fields of the same names; ``device``, ``dtype``, ``batch_tokens``
+    and ``last_layer`` stay readable as attributes.
+    """
 
     title: str
     models: tuple[ModelSpec, ...]
@@ -123,12 +129,14 @@ class StudyConfig:
     download: bool = True
     cache_dir: str | None = None
     use_cache: bool = True
-    device: str = "auto"
-    dtype: str | None = None
-    batch_tokens: int = 8192
-    last_layer: str = "scored"
+    run: RunSettings = field(default_factory=RunSettings)  # [study] device, dtype, batch_tokens, last_layer, allocator
     limit: int | None = None
     source: str = "<dict>"
+
+    device = property(lambda self: self.run.device, doc="run.device")
+    dtype = property(lambda self: self.run.dtype, doc="run.dtype")
+    batch_tokens = property(lambda self: self.run.batch_tokens, doc="run.batch_tokens")
+    last_layer = property(lambda self: self.run.last_layer, doc="run.last_layer")
 
     def benchmark(self, name: str) -> BenchmarkSpec:
         for b in self.benchmarks:
@@ -145,5 +153,8 @@ class StudyConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON data (tuples become lists), as recorded in the provenance."""
-        return json.loads(json.dumps(dataclasses.asdict(self)))
+        """Plain JSON data (tuples become lists), as recorded in the provenance; the run settings
+        sit at the top level, as in the file's ``[study]`` table."""
+        data = dataclasses.asdict(self)
+        data.update(data.pop("run"))
+        return json.loads(json.dumps(data))

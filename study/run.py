@@ -132,8 +132,7 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
     warnings = check_protocols(config, kinds, jobs)
     for w in warnings:
         say(f"warning: {w}")
-    settings = ScoreSettings(device=config.device, dtype=config.dtype, batch_tokens=config.batch_tokens,
-                             last_layer=config.last_layer, cache_dir=config.cache_dir, use_cache=config.use_cache)
+    settings = ScoreSettings.of(config.run, cache_dir=config.cache_dir, use_cache=config.use_cache)
     say(f"scoring {len(jobs)} jobs with the {executor.name} executor")
     done = [0]
 

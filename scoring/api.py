@@ -22,7 +22,7 @@ from stereoset_eval.scoring.cache import ScoreCache, cache_key, default_cache_di
 from stereoset_eval.scoring.methods import get_method
 from stereoset_eval.scoring.methods.base import Method, Prepared, UnitSpec
 from stereoset_eval.scoring.model_info import is_fake_model
-from stereoset_eval.scoring.records import ScoreSet, ScoringError, SentenceScore
+from stereoset_eval.scoring.records import ScoreSet, ScoringError, SentenceResult, SentenceScore
 from stereoset_eval.scoring.requests import batch_overhead_tokens
 from stereoset_eval.scoring.settings import DEFAULT_BATCH_TOKENS, RunSettings  # noqa: F401 - re-exported
 
@@ -117,9 +117,10 @@ def score_items(
 
         from stereoset_eval.scoring.memory import release_free_memory, tune_allocator
 
-        def commit(fresh: dict[str, Any]) -> None:
+        def commit(fresh: dict[str, list[SentenceResult]]) -> None:
             if cache is not None:
-                cache.put_many(fresh, model=identity["model"], method=spec.name)
+                cache.put_many({k: [r.to_json() for r in rs] for k, rs in fresh.items()},
+                               model=identity["model"], method=spec.name)
             release_free_memory()
 
         from stereoset_eval.scoring.engine import execute
@@ -164,17 +165,15 @@ def _check_lengths(spec: Method, units: list[UnitSpec], prepared: list[Prepared]
                            f"{model} (no silent truncation): {shown}")
 
 
-def _records(items: list[Item], units: list[UnitSpec], results: list[list[dict[str, Any]]]) -> list[SentenceScore]:
+def _records(items: list[Item], units: list[UnitSpec], results: list[list[SentenceResult]]) -> list[SentenceScore]:
     by_id: dict[str, SentenceScore] = {}
     for unit, unit_results in zip(units, results):
         for sid, role, res in zip(unit.sentence_ids, unit.roles, unit_results):
             by_id[sid] = SentenceScore(
                 item_id=unit.item_id, sentence_id=sid, role=role,
-                score=float(res["score"]) if res["score"] is not None else float("nan"),
-                n_tokens=int(res["n_tokens"]),
-                token_ids=tuple(res["token_ids"]) if res.get("token_ids") is not None else None,
-                token_logprobs=tuple(res["token_logprobs"]) if res.get("token_logprobs") is not None else None,
-                extra=dict(res.get("extra") or {}),
+                score=float(res.score) if res.score is not None else float("nan"),
+                n_tokens=int(res.n_tokens), token_ids=res.token_ids, token_logprobs=res.token_logprobs,
+                extra=dict(res.extra),
             )
     return [by_id[s.id] for item in items for s in item.sentences if s.id in by_id]
 

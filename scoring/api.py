@@ -51,7 +51,8 @@ def score_items(
     Args:
         items: items the method accepts (e.g. StereoSet intrasentence items for
             ``stereoset-mlm``, pair items for ``crows-nangia``); any other item is an error.
-        model: hub id or local folder of a pretrained model.
+        model: hub id or local folder of a pretrained model; ``fake:masked`` / ``fake:causal``: the
+            deterministic fake model of :mod:`stereoset_eval.scoring.fake` (tests, no network).
         method: a name in :data:`stereoset_eval.scoring.methods.METHODS`.
         options: the method's options (see its module); defaults are the faithful ones.
         settings: the run's :class:`~stereoset_eval.scoring.settings.RunSettings` (device, dtype,

@@ -51,7 +51,7 @@ def shared_dir() -> Path:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from stereoset_eval.scoring.api import DEFAULT_BATCH_TOKENS
+    from stereoset_eval.scoring.settings import DEFAULT_BATCH_TOKENS
 
     p = argparse.ArgumentParser(prog="python -m speed.run", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -16,7 +16,7 @@ from stereoset_eval.foundation.provenance import file_sha256, utc_timestamp
 from stereoset_eval.analysis.stereoset_metrics import StereoSetEvaluation, evaluate_stereoset
 from stereoset_eval import __version__
 from stereoset_eval.foundation.atomic import atomic_write_json
-from stereoset_eval.curation.loaders.registry import load_items
+from stereoset_eval.analysis.benchmarks import get_benchmark
 
 COUNT_LABELS = {
     "true": "Count = true number of examples in the scope",
@@ -78,7 +78,7 @@ def format_table(evaluation: StereoSetEvaluation) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    items = load_items("stereoset", args.gold)
+    items = get_benchmark("stereoset").load(args.gold)
     predictions = read_official_predictions(args.predictions)
     check_coverage(predictions, items, gold=str(args.gold))
     evaluation = evaluate_stereoset(items, predictions.scores)

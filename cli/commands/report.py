@@ -13,7 +13,8 @@ import argparse
 from pathlib import Path
 from typing import Any, Mapping
 
-from stereoset_eval.analysis.bootstrap import BootstrapConfig, balanced_ss_with_ci, crows_with_ci, pair_ss_with_ci, stereoset_with_ci
+from stereoset_eval.analysis.benchmarks import EvaluationOptions, get_benchmark
+from stereoset_eval.analysis.bootstrap import BootstrapConfig
 from stereoset_eval.cli.commands._common import add_data_args, resolve_data
 from stereoset_eval.analysis.pair_metrics import MISSING_GROUP_RULES, TIE_RULES
 from stereoset_eval.analysis.predictions_io import ScoreFile, check_coverage, read_scores
@@ -23,9 +24,6 @@ from stereoset_eval.analysis.report_sections import distribution_section
 from stereoset_eval.analysis.report_writer import write_report
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.foundation.items import STEREOSET_TASKS, Item
-from stereoset_eval.curation.loaders.registry import load_items
-
-BENCHMARK_TITLES = {"stereoset": "StereoSet", "crows-pairs": "CrowS-Pairs", "pairs": "Harmonised pairs"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -70,34 +68,24 @@ def _from_provenance(prov: Mapping[str, Any], key: str, field_name: str) -> str 
     return str(value) if value not in (None, "") else None
 
 
+def evaluation_options(args: argparse.Namespace) -> EvaluationOptions:
+    """The options of the benchmark's metrics from the command line."""
+    return EvaluationOptions(
+        bootstrap=bootstrap_config(args),
+        micro=args.micro,
+        ndigits=None if args.no_rounding else args.ndigits,
+        balance_by=args.balance_by,
+        ties=args.ties,
+        missing_group=args.missing_group,
+    )
+
+
 def compute_results(
     items: list[Item], score_file: ScoreFile, benchmark: str, args: argparse.Namespace, model: str
 ) -> ModelResults:
-    """The benchmark's metrics with CIs, as :class:`ModelResults`."""
-    config = bootstrap_config(args)
-    scores = score_file.scores
-    title = BENCHMARK_TITLES[benchmark]
-    balanced = {}
-    balance_by = args.balance_by or ("dimension" if benchmark == "pairs" else None)
-    if balance_by:
-        balanced[title] = balanced_ss_with_ci(
-            items, scores, group_by=balance_by, ties=args.ties, missing_group=args.missing_group, config=config
-        )
-    if benchmark == "stereoset":
-        return ModelResults(
-            model=model,
-            stereoset=stereoset_with_ci(items, scores, variant="official", config=config),
-            stereoset_micro=stereoset_with_ci(items, scores, variant="micro", config=config) if args.micro else None,
-            balanced=balanced,
-        )
-    if benchmark == "crows-pairs":
-        ndigits = None if args.no_rounding else args.ndigits
-        return ModelResults(
-            model=model, crows=crows_with_ci(items, scores, ndigits=ndigits, config=config), balanced=balanced
-        )
-    return ModelResults(
-        model=model, pair_ss={title: pair_ss_with_ci(items, scores, ties=args.ties, config=config)}, balanced=balanced
-    )
+    """The benchmark's metrics with CIs, as :class:`ModelResults` (the benchmark decides which)."""
+    evaluation = get_benchmark(benchmark).evaluate(items, score_file.scores, evaluation_options(args))
+    return ModelResults(model=model, evaluations=(evaluation,))
 
 
 def bootstrap_config(args: argparse.Namespace) -> BootstrapConfig:
@@ -106,8 +94,9 @@ def bootstrap_config(args: argparse.Namespace) -> BootstrapConfig:
 
 def run(args: argparse.Namespace) -> int:
     config = bootstrap_config(args)  # bad options fail before any file is read
+    bench = get_benchmark(args.benchmark)
     data_path = resolve_data(args.benchmark, args.data, args.data_dir)
-    items = load_items(args.benchmark, data_path)
+    items = bench.load(data_path)
     if args.task:
         n_all, items = len(items), [i for i in items if i.task == args.task]
         if not items:
@@ -125,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
     method = args.method or _from_provenance(sp, "method", "name") \
         or (", ".join(sorted({str(_from_provenance(r, "method", "name")) for r in runs})) if runs else None)
     results = compute_results(items, score_file, args.benchmark, args, model)
-    by = "bias_type" if args.benchmark != "pairs" else (args.balance_by or "dimension")
-    extra = (distribution_section(items, by=by, benchmark=BENCHMARK_TITLES[args.benchmark]),)
+    by = bench.distribution_by(evaluation_options(args))
+    extra = (distribution_section(items, by=by, benchmark=bench.title),)
     options = {
         "benchmark": args.benchmark,
         "task": args.task,

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from stereoset_eval.analysis.predictions_io import check_coverage, read_official_predictions
+from stereoset_eval.foundation.score_file import check_coverage, read_official_predictions
 from stereoset_eval.foundation.provenance import ToolInfo, file_sha256, utc_timestamp
 from stereoset_eval.analysis.stereoset_metrics import StereoSetEvaluation, evaluate_stereoset
 from stereoset_eval.foundation.atomic import atomic_write_json

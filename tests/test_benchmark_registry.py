@@ -138,3 +138,14 @@ def test_a_registered_benchmark_runs_through_the_study(toy, tmp_path):
     report = build_study_report(config, benchmarks, results, analysis, kinds, {"name": "test"}, {})
     details = [s for s in report.sections if s.key.startswith("detail/")]
     assert len(details) == 6 and all(s.title.startswith("Details — Toy") for s in details)
+
+
+def test_the_registry_is_light_to_import():
+    """Checking a study config asks the registry: that must not pull in numpy, matplotlib or torch."""
+    import subprocess
+    import sys
+
+    code = ("import sys, stereoset_eval.study.config, stereoset_eval.analysis.benchmarks\n"
+            "heavy = [m for m in ('numpy', 'matplotlib', 'torch') if m in sys.modules]\nassert not heavy, heavy\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr

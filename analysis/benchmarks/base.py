@@ -14,14 +14,21 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
-from stereoset_eval.analysis.bootstrap import BootstrapConfig, balanced_ss_with_ci
-from stereoset_eval.analysis.pair_metrics import BalancedSS
-from stereoset_eval.analysis.report_model import Section
-from stereoset_eval.analysis.report_sections import balanced_section
-from stereoset_eval.analysis.results import MetricResult
 from stereoset_eval.foundation.items import Item
+
+if TYPE_CHECKING:  # the registry itself stays light (a study config is checked without numpy or matplotlib)
+    from stereoset_eval.analysis.bootstrap import BootstrapConfig
+    from stereoset_eval.analysis.pair_metrics import BalancedSS
+    from stereoset_eval.analysis.report_model import Section
+    from stereoset_eval.analysis.results import MetricResult
+
+
+def _default_bootstrap() -> "BootstrapConfig":
+    from stereoset_eval.analysis.bootstrap import BootstrapConfig
+
+    return BootstrapConfig()
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,7 @@ class EvaluationOptions:
             unbalanced row of the balanced section too).
     """
 
-    bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
+    bootstrap: "BootstrapConfig" = field(default_factory=_default_bootstrap)
     micro: bool = False
     ndigits: int | None = 3
     balance_by: str | None = None
@@ -86,11 +93,11 @@ class Evaluation:
     benchmark: "Benchmark"
     title: str
     parts: Mapping[str, Any]
-    headline: MetricResult
-    balanced: BalancedSS | None = None
+    headline: "MetricResult"
+    balanced: "BalancedSS | None" = None
 
     @property
-    def post(self) -> MetricResult | None:
+    def post(self) -> "MetricResult | None":
         """The balanced ss (None when not balanced)."""
         return self.balanced.balanced if self.balanced is not None else None
 
@@ -98,7 +105,7 @@ class Evaluation:
         """ss per balancing group (empty when not balanced)."""
         return {g: s.ss for g, s in self.balanced.groups.items()} if self.balanced is not None else {}
 
-    def sections(self, *, model: str) -> list[Section]:
+    def sections(self, *, model: str) -> list["Section"]:
         return self.benchmark.report_sections(self, model=model)
 
     def n_per_slice(self) -> dict[str, int]:
@@ -147,7 +154,7 @@ class Benchmark:
         """The benchmark's metrics with intervals."""
         raise NotImplementedError
 
-    def report_sections(self, evaluation: Evaluation, *, model: str) -> list[Section]:
+    def report_sections(self, evaluation: Evaluation, *, model: str) -> list["Section"]:
         """The sections that show ``evaluation``."""
         raise NotImplementedError
 
@@ -164,8 +171,10 @@ class Benchmark:
     def balance_attribute(self, options: EvaluationOptions) -> str | None:
         return options.balance_by or (options.balance_default if self.balanced_by_default else None)
 
-    def balanced(self, items: Iterable[Item], scores: Mapping[str, float], options: EvaluationOptions) -> BalancedSS | None:
+    def balanced(self, items: Iterable[Item], scores: Mapping[str, float], options: EvaluationOptions) -> "BalancedSS | None":
         """Balanced ss by :meth:`balance_attribute` (None when not balanced)."""
+        from stereoset_eval.analysis.bootstrap import balanced_ss_with_ci
+
         by = self.balance_attribute(options)
         if by is None:
             return None
@@ -173,7 +182,9 @@ class Benchmark:
             items, scores, group_by=by, ties=options.ties, missing_group=options.missing_group, config=options.bootstrap
         )
 
-    def balanced_sections(self, evaluation: Evaluation, *, model: str) -> list[Section]:
+    def balanced_sections(self, evaluation: Evaluation, *, model: str) -> list["Section"]:
+        from stereoset_eval.analysis.report_sections import balanced_section
+
         if evaluation.balanced is None:
             return []
         return [balanced_section(evaluation.balanced, model=model, benchmark=evaluation.title)]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from stereoset_eval.analysis.benchmarks.base import Benchmark, Evaluation, EvaluationOptions, Source
 from stereoset_eval.analysis.benchmarks.registry import register
-from stereoset_eval.analysis.bootstrap import crows_with_ci
-from stereoset_eval.analysis.report_model import Section
-from stereoset_eval.analysis.report_sections import crows_section
 from stereoset_eval.foundation.items import Item
+
+if TYPE_CHECKING:
+    from stereoset_eval.analysis.report_model import Section
 
 #: metric.py's method for masked LMs; it has no causal path, so causal LMs get the sentence
 #: log-likelihood, as bias-bench scores them
@@ -28,12 +28,16 @@ class CrowsPairs(Benchmark):
 
     def evaluate(self, items: Sequence[Item], scores: Mapping[str, float], options: EvaluationOptions, *,
                  title: str | None = None) -> Evaluation:
+        from stereoset_eval.analysis.bootstrap import crows_with_ci
+
         items = list(items)
         crows = crows_with_ci(items, scores, ndigits=options.ndigits, config=options.bootstrap)
         return Evaluation(self, title or self.title, {"crows": crows}, headline=crows.metric,
                           balanced=self.balanced(items, scores, options))
 
-    def report_sections(self, evaluation: Evaluation, *, model: str) -> list[Section]:
+    def report_sections(self, evaluation: Evaluation, *, model: str) -> list["Section"]:
+        from stereoset_eval.analysis.report_sections import crows_section
+
         crows = crows_section(evaluation.parts["crows"], model=model, benchmark=evaluation.title)
         return [crows, *self.balanced_sections(evaluation, model=model)]
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from stereoset_eval.analysis.benchmarks.base import Benchmark, Evaluation, EvaluationOptions, Source
 from stereoset_eval.analysis.benchmarks.crows_pairs import PAIR_METHODS
 from stereoset_eval.analysis.benchmarks.registry import register
-from stereoset_eval.analysis.bootstrap import pair_ss_with_ci
-from stereoset_eval.analysis.report_model import Section
-from stereoset_eval.analysis.report_sections import pair_ss_section
 from stereoset_eval.foundation.items import Item
+
+if TYPE_CHECKING:
+    from stereoset_eval.analysis.report_model import Section
 
 
 class CuratedPairs(Benchmark):
@@ -29,6 +29,8 @@ class CuratedPairs(Benchmark):
 
     def evaluate(self, items: Sequence[Item], scores: Mapping[str, float], options: EvaluationOptions, *,
                  title: str | None = None) -> Evaluation:
+        from stereoset_eval.analysis.bootstrap import pair_ss_with_ci
+
         items = list(items)
         balanced = self.balanced(items, scores, options)
         parts = {}
@@ -37,7 +39,9 @@ class CuratedPairs(Benchmark):
         headline = parts["pair_ss"] if "pair_ss" in parts else balanced.unbalanced
         return Evaluation(self, title or self.title, parts, headline=headline, balanced=balanced)
 
-    def report_sections(self, evaluation: Evaluation, *, model: str) -> list[Section]:
+    def report_sections(self, evaluation: Evaluation, *, model: str) -> list["Section"]:
+        from stereoset_eval.analysis.report_sections import pair_ss_section
+
         out = []
         if "pair_ss" in evaluation.parts:
             out.append(pair_ss_section(evaluation.parts["pair_ss"], model=model, benchmark=evaluation.title))

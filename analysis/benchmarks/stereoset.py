@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from stereoset_eval.analysis.benchmarks.base import Benchmark, Evaluation, EvaluationOptions, Source
 from stereoset_eval.analysis.benchmarks.registry import register
-from stereoset_eval.analysis.bootstrap import stereoset_with_ci
-from stereoset_eval.analysis.report_model import Section
-from stereoset_eval.analysis.report_sections import stereoset_section
-from stereoset_eval.analysis.stereoset_metrics import OVERALL
 from stereoset_eval.foundation.items import Item
+
+if TYPE_CHECKING:
+    from stereoset_eval.analysis.report_model import Section
 
 INTRASENTENCE_METHODS = {"masked": "stereoset-mlm", "causal": "stereoset-causal"}  # BERT/RoBERTa path, GPT-2 path
 
@@ -31,6 +30,9 @@ class StereoSet(Benchmark):
 
     def evaluate(self, items: Sequence[Item], scores: Mapping[str, float], options: EvaluationOptions, *,
                  title: str | None = None) -> Evaluation:
+        from stereoset_eval.analysis.bootstrap import stereoset_with_ci
+        from stereoset_eval.analysis.stereoset_metrics import OVERALL
+
         items = list(items)
         parts = {"official": stereoset_with_ci(items, scores, variant="official", config=options.bootstrap)}
         if options.micro:
@@ -38,7 +40,9 @@ class StereoSet(Benchmark):
         return Evaluation(self, title or self.title, parts, headline=parts["official"][OVERALL].ss,
                           balanced=self.balanced(items, scores, options))
 
-    def report_sections(self, evaluation: Evaluation, *, model: str) -> list[Section]:
+    def report_sections(self, evaluation: Evaluation, *, model: str) -> list["Section"]:
+        from stereoset_eval.analysis.report_sections import stereoset_section
+
         label = model if evaluation.title == self.title else f"{model} ({evaluation.title})"
         out = [stereoset_section(evaluation.parts[v], model=label) for v in ("official", "micro") if v in evaluation.parts]
         return out + self.balanced_sections(evaluation, model=model)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import os
 import platform
-import subprocess
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any, Iterable, Mapping
 
 from stereoset_eval import __version__
 from stereoset_eval.foundation.items import Item
+from stereoset_eval.foundation.provenance import ToolInfo
 from stereoset_eval.scoring.cache import ScoreCache, cache_key, default_cache_dir
 from stereoset_eval.scoring.methods import get_method
 from stereoset_eval.scoring.methods.base import Method, Prepared, UnitSpec
@@ -192,16 +192,6 @@ def _versions() -> dict[str, str]:
     return out
 
 
-@functools.lru_cache(maxsize=1)  # the code this process imported does not change; one subprocess, not one per call
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent, capture_output=True,
-                             text=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
-
-
 def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, Any], backend: Any, items: list[Item],
                 records: list[SentenceScore], stats: Mapping[str, int], *, settings: RunSettings, last_layer: str,
                 allocator: str, cache_dir: Path | None, wall_time_s: float) -> dict[str, Any]:
@@ -210,7 +200,7 @@ def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, A
     data = sorted({(it.provenance.source_file, it.provenance.sha256) for it in items})
     info = backend.info
     return {
-        "tool": {"name": "stereoset-eval", "version": __version__, "git_commit": _git_commit()},
+        "tool": ToolInfo.current().to_dict(),
         "model": {
             "id": backend.model_id, "revision": info.get("revision"), "weights_sha256": info.get("weights_sha256"),
             "weight_files": info.get("weight_files"), "weights_hash_of": info.get("weights_hash_of"),

@@ -15,14 +15,11 @@ from typing import Any, Mapping
 
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.scoring.settings import RunSettings
+from stereoset_eval.analysis.benchmarks import SOURCES as BENCHMARK_SOURCES
 
 MODEL_KINDS: tuple[str, ...] = ("masked", "causal")
-SOURCES: dict[str, str] = {
-    "stereoset": "StereoSet intrasentence examples of a StereoSet data file",
-    "crows-pairs": "CrowS-Pairs pairs (original or revised file)",
-    "curated": "pairs curated from another benchmark of the study by the curation pipeline (dimension tags)",
-    "pairs": "a curated pairs file written by `stereoset-eval curate` (e.g. after human review)",
-}
+#: study source -> description: asked of the benchmark registry (each benchmark declares its sources)
+SOURCES = BENCHMARK_SOURCES
 #: protocol value meaning "the benchmark's own method for this model kind"
 BENCHMARK_METHOD = "benchmark"
 UNTAGGED_RULES: dict[str, str] = {

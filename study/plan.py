@@ -4,7 +4,7 @@
   ``config.json`` by the scoring layer's one rule, so the right methods are chosen without loading it.
 * Methods of a (model, benchmark): the benchmark's own ``methods`` table if it has one, else
   ``[methods]`` for the model's kind, plus — when ``benchmark_methods`` is on — the
-  benchmark's own method (:data:`OWN_METHODS`).
+  benchmark's own method (asked of the benchmark registry).
 * A *protocol* names one method per model kind (e.g. ``pll`` for masked LMs with
   ``causal-ll`` for causal LMs); correlations across models are computed within a protocol,
   so every model contributes exactly one number per benchmark.
@@ -15,17 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from stereoset_eval.study.benchmarks import FAMILY
+from stereoset_eval.analysis.benchmarks import benchmark_for_source
 from stereoset_eval.study.config import BENCHMARK_METHOD, MODEL_KINDS, BenchmarkSpec, ModelSpec, StudyConfig
 from stereoset_eval.foundation.errors import StereosetEvalError
 
-#: (metric family, model kind) -> the method the benchmark's reference code (or its usual port) uses
-OWN_METHODS: dict[tuple[str, str], str] = {
-    ("stereoset", "masked"): "stereoset-mlm",  # StereoSet intrasentence, BERT/RoBERTa path
-    ("stereoset", "causal"): "stereoset-causal",  # StereoSet intrasentence, GPT-2 path
-    ("crows", "masked"): "crows-nangia",  # CrowS-Pairs metric.py
-    ("crows", "causal"): "causal-ll",  # metric.py has no causal path; bias-bench scores the sentence log-likelihood
-}
 
 
 class PlanError(StereosetEvalError, ValueError):
@@ -62,7 +55,7 @@ def model_kind(model: ModelSpec) -> str:
 
 def own_method(bench: BenchmarkSpec, kind: str) -> str | None:
     """The benchmark's own method for a model kind (None for curated pairs: they have none)."""
-    return OWN_METHODS.get((FAMILY[bench.source], kind))
+    return benchmark_for_source(bench.source).own_method(kind)
 
 
 def methods_for(config: StudyConfig, bench: BenchmarkSpec, kind: str) -> tuple[str, ...]:

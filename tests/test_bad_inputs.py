@@ -261,7 +261,7 @@ def gold_items(tmp: Path):
 
 def predictions(entries: list[dict] | str) -> Callable[[Path], Any]:
     """Read a predictions file and check it against the gold file (what every command does)."""
-    from stereoset_eval.analysis.predictions_io import check_coverage, read_scores
+    from stereoset_eval.foundation.score_file import check_coverage, read_scores
 
     def run(tmp: Path):
         text = entries if isinstance(entries, str) else json.dumps({"intrasentence": entries})
@@ -273,7 +273,7 @@ def predictions(entries: list[dict] | str) -> Callable[[Path], Any]:
 
 
 def scores_csv(text: str) -> Callable[[Path], Any]:
-    from stereoset_eval.analysis.predictions_io import read_scores
+    from stereoset_eval.foundation.score_file import read_scores
 
     return lambda tmp: read_scores(write(tmp, "scores.csv", text))
 

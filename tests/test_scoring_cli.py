@@ -59,7 +59,8 @@ def test_stereoset_bert_defaults_write_official_predictions(stereoset_subset, mo
         table = list(csv.DictReader(fh))
     assert len(table) == 12 and {"item_id", "sentence_id", "role", "method", "score"} <= set(table[0])
     records = json.loads((out / "scores.json").read_text())
-    assert records["stereoset-mlm"]["records"][0]["token_logprobs"]
+    assert records["methods"]["stereoset-mlm"]["records"][0]["token_logprobs"]
+    assert records["provenance"]["methods"] == methods  # the score file says what produced it
 
 
 def test_stereoset_masked_model_without_nsp_head_skips_intersentence(stereoset_subset, models_dir, tmp_path, capsys):

@@ -24,17 +24,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from stereoset_eval.analysis.benchmarks import get_benchmark
 from stereoset_eval.cli.commands._common import add_data_args, load_from_args
 from stereoset_eval.cli.run_settings import add_run_settings_args, run_settings_from_args
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.scoring.methods import METHODS, get_method
 
-DEFAULTS: dict[str, dict[str, str | None]] = {
-    # benchmark part -> model kind -> method
-    "intra": {"masked": "stereoset-mlm", "causal": "stereoset-causal"},
-    "inter": {"masked": "stereoset-nsp", "causal": "stereoset-inter-causal"},
-    "pairs": {"masked": "crows-nangia", "causal": "causal-ll"},
-}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -85,15 +80,16 @@ def _plan(args: argparse.Namespace, items: list) -> tuple[list[tuple[str, str, l
     kinds = model_kinds_available(args.model, args.revision)
     kind = kind_from_available(kinds, args.model)  # the one rule (scoring.model_info.detect_model_kind)
     notes: list[str] = []
-    if args.benchmark != "stereoset":
-        return [("pairs", args.method or DEFAULTS["pairs"][kind], items)], notes
+    defaults = get_benchmark(args.benchmark).score_methods  # part -> model kind -> method
+    if "intrasentence" not in defaults:  # a pair benchmark: one part
+        return [("pairs", args.method or defaults["pairs"][kind], items)], notes
     plan = []
     intra = [it for it in items if it.task == "intrasentence"]
     inter = [it for it in items if it.task == "intersentence"]
     if intra and not args.skip_intra:
-        plan.append(("intrasentence", args.method or DEFAULTS["intra"][kind], intra))
+        plan.append(("intrasentence", args.method or defaults["intrasentence"][kind], intra))
     if inter and not args.skip_inter:
-        method = args.inter_method or DEFAULTS["inter"][kind]
+        method = args.inter_method or defaults["intersentence"][kind]
         if method == "stereoset-nsp" and not args.inter_method and not kinds["nsp"]:
             notes.append(f"intersentence not scored: {args.model} has no next-sentence-prediction head "
                          "(choose --inter-method to score it another way)")

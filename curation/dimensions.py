@@ -27,11 +27,11 @@ from typing import Any, Iterable, Mapping, Sequence
 from stereoset_eval.foundation.errors import StereosetEvalError, UnknownNameError
 from stereoset_eval.foundation.items import Flag, Item
 from stereoset_eval.curation.lexicon.dimension_terms import DIMENSION_WORDS, PATTERNS
+from stereoset_eval.curation.spans import term_info
+from stereoset_eval.curation.text import is_word, tokenize
 
 # words ending in -ed / -ing that are trait or body adjectives, not actions
 DIMENSION_ADJECTIVES = DIMENSION_WORDS["Personality Traits"] | DIMENSION_WORDS["Physical Characteristics"]
-from stereoset_eval.curation.spans import term_info
-from stereoset_eval.curation.text import is_word, tokenize
 
 DIMENSIONS: tuple[str, ...] = (
     "Personality Traits", "Attitudes and Beliefs", "Roles and Behaviors", "Physical Characteristics",

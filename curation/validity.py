@@ -37,10 +37,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from stereoset_eval.curation.consensus import OTHER, Consensus
 from stereoset_eval.curation.lexicon.gender_association import AGE_STEREOTYPES, _forms, lexicon_hits
+
+if TYPE_CHECKING:
+    from stereoset_eval.foundation.items import Item
 
 VALIDITY_RULES: dict[str, str] = {
     "stereotype_validity": "Evidence that the attribute is a stereotype of sent_more's gender (confidence 0-1).",

@@ -130,11 +130,13 @@ def test_every_format_has_the_same_column_types(out_dir: Path) -> None:
     assert parquet["category"].isna().sum() == (csv["category"].isna()).sum()
 
 
-def test_load_dataset_reads_the_export_folder(out_dir: Path) -> None:
+def test_load_dataset_reads_the_export_folder(out_dir: Path, tmp_path: Path) -> None:
     """The card's ``configs:`` block lets ``datasets.load_dataset(folder)`` pick pairs.parquet only."""
     import datasets
 
-    dd = datasets.load_dataset(str(out_dir))
+    # a private cache: the shared ~/.cache keys local folders by name, and another run's
+    # /tmp/pytest-of-*/…/curated0/v1 can be served instead of this one
+    dd = datasets.load_dataset(str(out_dir), cache_dir=str(tmp_path / "hf_cache"))
     assert list(dd) == ["train"]
     assert dd["train"].num_rows == len(pd.read_parquet(out_dir / "pairs.parquet"))
 

@@ -22,6 +22,7 @@ from stereoset_eval.scoring.cache import ScoreCache, cache_key, default_cache_di
 from stereoset_eval.scoring.methods import get_method
 from stereoset_eval.scoring.methods.base import Method, Prepared, UnitSpec
 from stereoset_eval.scoring.records import ScoreSet, ScoringError, SentenceScore
+from stereoset_eval.scoring.length_check import precheck_lengths
 from stereoset_eval.scoring.requests import batch_overhead_tokens
 
 DEFAULT_BATCH_TOKENS = 8192
@@ -94,6 +95,7 @@ def score_items(
         backend = load_backend(model, kind=spec.model_kind, device=device, dtype=dtype, revision=revision, memo=cache)
         resolved = spec.resolve(backend.tokenizer, given)
         units = spec.units(items, resolved)
+        precheck_lengths(spec.name, units, backend.tokenizer, model)  # before prepare builds masked copies
         from stereoset_eval.scoring.backends import quiet_transformers
 
         with quiet_transformers():  # its "sequence longer than ..." warning: _check_lengths says it better

@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from stereoset_eval.foundation.errors import DataFormatError
+from stereoset_eval.foundation.files import check_input_file
 from stereoset_eval.foundation.items import PAIR_ROLES
 from stereoset_eval.curation.labelstudio import config as cfg
 
@@ -114,11 +115,9 @@ def annotator_name(completed_by: Any) -> str:
 
 def load_export(path: str | Path) -> list[dict[str, Any]]:
     """Read an export file (JSON list of tasks); DataFormatError naming the file if not."""
-    path = Path(path)
+    path = check_input_file(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataFormatError(path, "file does not exist") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DataFormatError(path, f"not a JSON file: {exc}") from None
     check_export_shape(data, path)

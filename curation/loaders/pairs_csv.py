@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stereoset_eval.foundation.errors import DataFormatError
+from stereoset_eval.foundation.limits import check_field
 from stereoset_eval.curation.dimensions import DIMENSIONS
 from stereoset_eval.foundation.items import DIRECTIONS, PAIR_ROLES, SEVERITIES, Edit, Flag, Item, Provenance, Sentence
 from stereoset_eval.foundation.files import file_sha256
@@ -77,6 +78,7 @@ def load_pairs(path: str | Path) -> list[Item]:
             raise DataFormatError(path, f"duplicate id {item_id!r} (first at row {seen[item_id]})", row=row, field="id")
         seen[item_id] = row
         for c in ("sent_more", "sent_less"):
+            check_field(path, get(c), row=row, field=c)
             if not get(c).strip():
                 raise DataFormatError(path, "empty or whitespace-only sentence", row=row, field=c)
         direction = get("stereo_antistereo").strip().lower()

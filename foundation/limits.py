@@ -1,0 +1,33 @@
+"""Size limits checked while loading, before anything large is built from the input.
+
+A benchmark sentence is a few hundred characters; a field of megabytes is a broken file
+(an unbalanced quote joins every following row into one field) and, scored, would allocate
+gigabytes of masked copies before any length check ran. Loaders call :func:`check_field`
+on every text field, so the error names the file, the row and the field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from stereoset_eval.foundation.errors import DataFormatError
+
+MAX_FIELD_CHARS = 10_000
+MAX_INPUT_BYTES = 2 * 1024**3
+
+
+def multiline_hint(values: Iterable[Any]) -> str:
+    """A hint for a row one of whose fields spans several lines (an unbalanced quote)."""
+    if any(isinstance(v, str) and "\n" in v for v in values):
+        return " (a field of this row spans several lines: an unbalanced quote?)"
+    return ""
+
+
+def check_field(path: str | Path | None, value: Any, *, row: int | None, field: str,
+                limit: int = MAX_FIELD_CHARS) -> None:
+    """Refuse a text field longer than ``limit`` characters (see the module docstring)."""
+    if isinstance(value, str) and len(value) > limit:
+        hint = " — an unbalanced quote?" if value.count("\n") else ""
+        raise DataFormatError(path, f"field is {len(value):,} characters long (the limit is {limit:,}; "
+                                    f"{value.count(chr(10)):,} line breaks inside){hint}", row=row, field=field)

@@ -38,6 +38,7 @@ from stereoset_eval.analysis.stereoset_micro import MICRO_OPTIONS, score_micro_s
 from stereoset_eval.foundation.items import Item
 
 METHOD = "percentile bootstrap"
+MAX_RESAMPLES = 100_000  # x 10k items x 8 bytes = 8 GB: beyond this the run dies after all the scoring
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,13 @@ class BootstrapConfig:
     level: float = 0.95
 
     def __post_init__(self) -> None:
-        if self.n_resamples < 1:
-            raise OptionError(f"n_resamples must be at least 1, got {self.n_resamples}")
+        if not isinstance(self.n_resamples, int) or isinstance(self.n_resamples, bool) or self.n_resamples < 1:
+            raise OptionError(f"n_resamples (--bootstrap) must be at least 1, got {self.n_resamples!r}")
+        if self.n_resamples > MAX_RESAMPLES:
+            raise OptionError(f"n_resamples (--bootstrap) must be at most {MAX_RESAMPLES:,} (the index matrix "
+                              f"is resamples x items int64), got {self.n_resamples:,}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise OptionError(f"seed must be a non-negative integer, got {self.seed!r}")
         if not 0.0 < self.level < 1.0:
             raise OptionError(f"level must lie strictly between 0 and 1, got {self.level}")
 

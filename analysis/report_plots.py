@@ -41,17 +41,13 @@ def score_bars(
     ypos = list(range(n))[::-1]
     ax.barh(ypos, values, color="#4C72B0", alpha=0.85)
     with_ci = [i for i in range(n) if lows[i] is not None and highs[i] is not None]
-    if with_ci:  # whiskers only where an interval exists
-        ax.errorbar(
-            [values[i] for i in with_ci],
-            [ypos[i] for i in with_ci],
-            xerr=[[values[i] - lows[i] for i in with_ci], [highs[i] - values[i] for i in with_ci]],
-            fmt="none",
-            ecolor="#333333",
-            elinewidth=1,
-            capsize=3,
-            label="CI",
-        )
+    if with_ci:  # whiskers only where an interval exists, drawn from low to high: with few
+        # resamples a percentile interval need not contain the point, so no errorbar(xerr=...)
+        ys = [ypos[i] for i in with_ci]
+        ax.hlines(ys, [lows[i] for i in with_ci], [highs[i] for i in with_ci], colors="#333333", linewidth=1,
+                  label="CI")
+        ax.plot([lows[i] for i in with_ci] + [highs[i] for i in with_ci], ys + ys, linestyle="none", marker="|",
+                color="#333333", markersize=7)
     ax.axvline(ideal, label=f"ideal = {ideal:g}", **IDEAL_STYLE)
     ax.set_yticks(ypos)
     ax.set_yticklabels(labels)

@@ -15,6 +15,7 @@ from typing import Any, Iterator, Sequence
 from stereoset_eval.scoring.methods.base import UnitSpec
 from stereoset_eval.scoring.records import ScoringError
 
+MAX_BATCH_TOKENS = 1_048_576  # padded tokens per forward batch; beyond this one batch alone needs tens of GB
 _SLACK = 2  # a leading-space variant may merge the first word differently: never refuse on that
 _CHARS_PER_TOKEN_BOUND = 32  # tokenize at most this many characters per allowed token
 

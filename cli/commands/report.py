@@ -22,6 +22,7 @@ from stereoset_eval.analysis.report_build import ModelResults, build_report
 from stereoset_eval.analysis.report_sections import distribution_section
 from stereoset_eval.analysis.report_writer import write_report
 from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.outputs import check_replaceable, output_folder, output_path
 from stereoset_eval.foundation.items import STEREOSET_TASKS, Item
 from stereoset_eval.curation.loaders.registry import load_items
 
@@ -37,7 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         required=True,
         help="scores: official predictions JSON, CSV sentence_id,score, or the JSON of `stereoset-eval score`",
     )
-    p.add_argument("--out", type=Path, required=True, help="output folder (report.json, report.md, report.html)")
+    p.add_argument("--out", type=output_path, required=True,
+                   help="output folder (report.json, report.md, report.html); replaced as a whole, and only if it "
+                        "is an earlier report output")
     p.add_argument("--model", help="model id (default: from the score file's provenance)")
     p.add_argument("--revision", help="model revision (default: from the score file's provenance)")
     p.add_argument("--method", help="scoring method (default: from the score file's provenance)")
@@ -106,6 +109,7 @@ def bootstrap_config(args: argparse.Namespace) -> BootstrapConfig:
 
 def run(args: argparse.Namespace) -> int:
     config = bootstrap_config(args)  # bad options fail before any file is read
+    check_replaceable(args.out, command="report")
     data_path = resolve_data(args.benchmark, args.data, args.data_dir)
     items = load_items(args.benchmark, data_path)
     if args.task:
@@ -149,7 +153,9 @@ def run(args: argparse.Namespace) -> int:
         scores_provenance=sp,
     )
     report = build_report(results, provenance, title=args.title, extra=extra)
-    paths = write_report(report, args.out)
+    with output_folder(args.out, command="report") as tmp:
+        written = write_report(report, tmp)
+    paths = {kind: args.out / path.relative_to(tmp) for kind, path in written.items()}
     for kind, path in paths.items():
         print(f"wrote {kind:8s} {path}")
     return 0

@@ -25,8 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from stereoset_eval.cli.commands._common import add_data_args, load_from_args
+from stereoset_eval.cli.arg_types import bounded_int
 from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.outputs import check_replaceable, output_folder, output_path
 from stereoset_eval.scoring.methods import METHODS, get_method
+from stereoset_eval.scoring.length_check import MAX_BATCH_TOKENS
 
 DEFAULTS: dict[str, dict[str, str | None]] = {
     # benchmark part -> model kind -> method
@@ -46,8 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--skip-inter", action="store_true", help="StereoSet: do not score intersentence items")
     p.add_argument("--option", action="append", default=[], metavar="[METHOD:]NAME=VALUE",
                    help="method option (repeatable); VALUE is JSON (true, 3, null) or a plain string")
-    p.add_argument("--output", required=True, type=Path, help="output folder")
-    p.add_argument("--batch-tokens", type=int, default=8192, help="padded tokens per forward batch (default 8192)")
+    p.add_argument("--output", required=True, type=output_path,
+                   help="output folder (replaced as a whole, and only if it is an earlier score output)")
+    p.add_argument("--batch-tokens", type=bounded_int(1, MAX_BATCH_TOKENS), default=8192, help="padded tokens per forward batch (default 8192)")
     p.add_argument("--last-layer", choices=("scored", "all"), default="scored",
                    help="scored (default): BERT-family masked LMs run their last layer at the scored positions only "
                         "(~7%% less compute, float32-rounding differences); all: at every position, a plain forward pass")
@@ -112,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     from stereoset_eval.scoring.api import score_items
     from stereoset_eval.scoring.export import stereoset_predictions, write_outputs
 
+    check_replaceable(args.output, command="score")  # refuse before any scoring
     items = load_from_args(args)
     plan, notes = _plan(args, items)
     options = parse_options(args.option, [m for _, m, _ in plan])
@@ -140,7 +145,9 @@ def run(args: argparse.Namespace) -> int:
     if args.benchmark == "stereoset":
         predictions = stereoset_predictions(intrasentence=results.get("intrasentence"),
                                             intersentence=results.get("intersentence"))
-    paths = write_outputs(args.output, list(results.values()), provenance, predictions=predictions)
+    with output_folder(args.output, command="score") as tmp:  # a stale predictions.json never survives
+        written = write_outputs(tmp, list(results.values()), provenance, predictions=predictions)
+    paths = [args.output / Path(p).relative_to(tmp) for p in written]
     for part, ss in results.items():
         print(f"{part}: {len(ss)} sentences with {ss.method} (cache hits {ss.cache_stats['hits']}, "
               f"computed {ss.cache_stats['computed']})", file=sys.stderr)

@@ -19,6 +19,7 @@ from stereoset_eval.analysis.pair_metrics import MISSING_GROUP_RULES, TIE_RULES
 from stereoset_eval.analysis.predictions_io import ScoreFile, check_coverage, read_scores
 from stereoset_eval.foundation.provenance import build_provenance
 from stereoset_eval.analysis.report_build import ModelResults, build_report
+from stereoset_eval.analysis.report_flags import flags_section
 from stereoset_eval.analysis.report_sections import distribution_section
 from stereoset_eval.analysis.report_writer import write_report
 from stereoset_eval.foundation.errors import StereosetEvalError
@@ -130,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
         or (", ".join(sorted({str(_from_provenance(r, "method", "name")) for r in runs})) if runs else None)
     results = compute_results(items, score_file, args.benchmark, args, model)
     by = "bias_type" if args.benchmark != "pairs" else (args.balance_by or "dimension")
-    extra = (distribution_section(items, by=by, benchmark=BENCHMARK_TITLES[args.benchmark]),)
+    extra = (distribution_section(items, by=by, benchmark=BENCHMARK_TITLES[args.benchmark]),
+             flags_section(items, benchmark=BENCHMARK_TITLES[args.benchmark]))
     options = {
         "benchmark": args.benchmark,
         "task": args.task,

@@ -111,4 +111,15 @@ def load_pairs(path: str | Path) -> list[Item]:
             dimension=category,
             flags=_flags(_parse_json(get("flags"), [], path=path, row=row, field="flags"), item_id, path=path, row=row),
         ))
-    return items
+    return [_flag_identical(it) for it in items]
+
+
+def _flag_identical(item: Item) -> Item:
+    """An ``identical_sentences`` error on a pair whose sides are equal in comparison form."""
+    from stereoset_eval.curation.loaders.anomalies import identical_after_normalisation
+    from stereoset_eval.foundation.text_compare import comparison_form
+
+    more, less = item.text("sent_more"), item.text("sent_less")
+    if comparison_form(more) != comparison_form(less) or any(f.rule == "identical_sentences" for f in item.flags):
+        return item
+    return item.with_flags([identical_after_normalisation(item.id, "sent_more", more, "sent_less", less)])

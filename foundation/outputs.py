@@ -70,7 +70,7 @@ def check_replaceable(dest: str | Path, *, command: str) -> Path:
     if dest.resolve() == here or dest.resolve() in here.parents:
         raise OutputFolderError(dest, "is the working directory (or holds it); give a folder of its own")
     try:
-        empty = not any(dest.iterdir())
+        empty = not any(p.name != _OWNER for p in dest.iterdir())  # our own temporary folder counts as empty
     except OSError as exc:
         raise OutputFolderError(dest, f"cannot be listed ({exc.strerror}); choose another folder") from None
     if empty:
@@ -143,7 +143,7 @@ def output_folder(dest: str | Path, *, command: str) -> Iterator[Path]:
         os.chmod(tmp, 0o777 & ~mask)
         (tmp / _OWNER).write_text(str(os.getpid()))
         yield tmp
-        (tmp / _OWNER).unlink()
+        (tmp / _OWNER).unlink(missing_ok=True)  # a nested output_folder may have swapped it away
         files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file() and p.name != MARKER)
         marker = json.dumps({"command": command, "files": files, "tool": "stereoset-eval"}, indent=2, sort_keys=True)
         (tmp / MARKER).write_text(marker + "\n", encoding="utf-8")

@@ -14,14 +14,21 @@ import importlib
 import pkgutil
 import sys
 import traceback
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from stereoset_eval import __version__
 from stereoset_eval.cli.faults import EXIT_ERROR, describe, quiet_stdout
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors as the one ``error:`` line every other fault gets."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        self.exit(EXIT_ERROR, f"error: {self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="stereoset-eval",
         description="Load, curate, score and analyse stereotype-bias benchmarks (StereoSet, CrowS-Pairs).",
     )

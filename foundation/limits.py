@@ -25,8 +25,16 @@ def multiline_hint(values: Iterable[Any]) -> str:
 
 
 def check_field(path: str | Path | None, value: Any, *, row: int | None, field: str,
-                limit: int = MAX_FIELD_CHARS) -> None:
-    """Refuse a text field longer than ``limit`` characters (see the module docstring)."""
+                limit: int = MAX_FIELD_CHARS, table_sep: str | None = None) -> None:
+    """Refuse a text field longer than ``limit`` characters (see the module docstring).
+
+    ``table_sep``: the field comes from a table with this separator; a field that spans lines
+    *and* holds the separator is rows joined by a quote left open (a real sentence may break
+    a line — CrowS-Pairs row 1294 does — but does not carry the row structure with it).
+    """
+    if table_sep and isinstance(value, str) and "\n" in value and table_sep in value and len(value) <= limit:
+        raise DataFormatError(path, f"the field spans {value.count(chr(10)) + 1} lines: an unbalanced quote in this "
+                                    "row joined the following rows into it (close the quote)", row=row, field=field)
     if isinstance(value, str) and len(value) > limit:
         hint = " — an unbalanced quote?" if value.count("\n") else ""
         raise DataFormatError(path, f"field is {len(value):,} characters long (the limit is {limit:,}; "

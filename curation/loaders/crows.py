@@ -57,7 +57,7 @@ def load_crows_pairs(path: str | Path, *, revised: bool | None = None, sep: str 
             raise DataFormatError(path, f"duplicate row index {row_key!r} (first at row {seen_ids[item_id]})", row=i)
         seen_ids[item_id] = i
         for col in ("sent_more", "sent_less"):
-            check_field(path, rec[col], row=i, field=col)
+            check_field(path, rec[col], row=i, field=col, table_sep=sep)
             if not str(rec[col]).strip():
                 raise DataFormatError(path, "empty or whitespace-only sentence", row=i, field=col)
         flags: list[Flag] = []

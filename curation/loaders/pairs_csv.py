@@ -78,7 +78,7 @@ def load_pairs(path: str | Path) -> list[Item]:
             raise DataFormatError(path, f"duplicate id {item_id!r} (first at row {seen[item_id]})", row=row, field="id")
         seen[item_id] = row
         for c in ("sent_more", "sent_less"):
-            check_field(path, get(c), row=row, field=c)
+            check_field(path, get(c), row=row, field=c, table_sep="\t" if path.suffix.lower() == ".tsv" else ",")
             if not get(c).strip():
                 raise DataFormatError(path, "empty or whitespace-only sentence", row=row, field=c)
         direction = get("stereo_antistereo").strip().lower()

@@ -107,7 +107,8 @@ def build_stereoset_items(
     for rec in records:
         for field_name in ("example_id", "sentence_id", "target", "bias_type", "context", "sentence"):
             value = getattr(rec, field_name)
-            check_field(path, value, row=rec.row, field=field_name)
+            check_field(path, value, row=rec.row, field=field_name,
+                        table_sep=("\t" if path.suffix.lower() == ".tsv" else ",") if fmt == "stereoset-table" else None)
             if value is None or not str(value).strip():
                 raise DataFormatError(path, "empty or whitespace-only value", row=rec.row, field=field_name)
         if rec.sentence_id in seen_sentence_ids:

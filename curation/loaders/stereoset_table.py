@@ -65,7 +65,8 @@ def read_table(path: Path, *, sep: str | None = None) -> pd.DataFrame:
                 path, f"malformed table (separator {sep!r}): {got} fields where the header has {want} "
                 f"(an extra {sep!r} delimiter? quote fields that contain it)", row=line - 1,
             ) from None
-        raise DataFormatError(path, f"malformed table (separator {sep!r}): {' '.join(str(exc).split())}") from None
+        hint = "; a quote opened there is never closed (an unbalanced quote)" if "EOF inside string" in str(exc) else ""
+        raise DataFormatError(path, f"malformed table (separator {sep!r}): {' '.join(str(exc).split())}{hint}") from None
     except pd.errors.EmptyDataError:
         raise DataFormatError(path, "file is empty") from None
     if len(header) != len(df.columns) or (df.index.dtype != "int64" and len(df)):

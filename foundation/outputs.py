@@ -24,6 +24,7 @@ from typing import Iterator
 
 from stereoset_eval.foundation.atomic import exchange
 from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.oserrors import problem_of
 
 MARKER = ".stereoset-eval-output.json"
 _OWNER = ".stereoset-eval-building"  # pid of the process building a temporary folder
@@ -60,6 +61,9 @@ def check_replaceable(dest: str | Path, *, command: str) -> Path:
     if not str(dest).strip():
         raise OutputFolderError(dest, "is empty; give a folder to write into")
     dest = Path(dest).expanduser()
+    blocking = next((p for p in dest.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise OutputFolderError(dest, f"a part of the path, {str(blocking)!r}, is a file, not a folder")
     if dest.is_symlink():
         raise OutputFolderError(dest, "is a symbolic link; give the folder itself (nothing was written)")
     if not dest.exists():
@@ -142,7 +146,17 @@ def output_folder(dest: str | Path, *, command: str) -> Iterator[Path]:
         os.umask(mask)
         os.chmod(tmp, 0o777 & ~mask)
         (tmp / _OWNER).write_text(str(os.getpid()))
-        yield tmp
+        try:
+            yield tmp
+        except OSError as exc:  # a full disk, a read-only file system … while writing the new set
+            if exc.errno is None:
+                raise
+            problem = problem_of(exc)
+            error = OutputFolderError(dest, f"writing the new set failed: {problem}; the folder was left as it was")
+        else:
+            error = None
+        if error is not None:
+            raise error
         (tmp / _OWNER).unlink(missing_ok=True)  # a nested output_folder may have swapped it away
         files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file() and p.name != MARKER)
         marker = json.dumps({"command": command, "files": files, "tool": "stereoset-eval"}, indent=2, sort_keys=True)

@@ -17,10 +17,18 @@ MAX_FIELD_CHARS = 10_000
 MAX_INPUT_BYTES = 2 * 1024**3
 
 
-def multiline_hint(values: Iterable[Any]) -> str:
-    """A hint for a row one of whose fields spans several lines (an unbalanced quote)."""
-    if any(isinstance(v, str) and "\n" in v for v in values):
+def multiline_hint(values: Iterable[Any], *, shifted: bool = False) -> str:
+    """A hint for a row whose fields were shifted or joined by a stray quote.
+
+    ``shifted``: the caller saw a value that belongs to another column (a bias type where the
+    direction should be) — with a quote character inside a field, or a line break, that is a
+    quote the CSV reader paired wrongly, not a wrong label.
+    """
+    texts = [v for v in values if isinstance(v, str)]
+    if any("\n" in v for v in texts):
         return " (a field of this row spans several lines: an unbalanced quote?)"
+    if shifted or any('"' in v for v in texts):
+        return " (the fields of this row look shifted by a column: a stray or unbalanced quote in this row?)"
     return ""
 
 

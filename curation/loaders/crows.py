@@ -65,7 +65,7 @@ def load_crows_pairs(path: str | Path, *, revised: bool | None = None, sep: str 
         if direction not in DIRECTIONS:
             raise DataFormatError(
                 path, f"unknown direction {rec['stereo_antistereo']!r}; expected stereo or antistereo"
-                      f"{multiline_hint(rec.values())}",
+                      f"{multiline_hint(rec.values(), shifted=direction in CROWS_BIAS_TYPES)}",
                 row=i, field="stereo_antistereo",
             )
         raw_bias = str(rec["bias_type"])

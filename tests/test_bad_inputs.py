@@ -871,6 +871,20 @@ def merge_ls(tasks: list[dict]) -> Callable[[Path], Any]:
     return run
 
 
+def _export_for_project(project: int) -> Callable[[Path], Any]:
+    """``annotate merge --export FILE --project N`` where FILE is project 1's export."""
+    import argparse
+
+    def run(tmp: Path):
+        from stereoset_eval.cli.commands.annotate import _read_export
+
+        path = write(tmp, "export.json", json.dumps([{**ls_task(1, "crows:0", [ls_annotation(1, "a@x.org")]),
+                                                      "project": 1}]))
+        return _read_export(argparse.Namespace(export=path, url=None, project=project))
+
+    return run
+
+
 def _ann(**changes: Any) -> dict:
     return {**ls_annotation(1, "a@x.org"), **changes}
 
@@ -950,6 +964,8 @@ SILENT_CASES = [
          parse_ls([{**ls_task(1, "crows:0", [ls_annotation(1, "a@x.org")]), "project": 1},
                    {**ls_task(2, "crows:1", [ls_annotation(2, "a@x.org")]), "project": 2}]),
          Raises(DataFormatError, ("{tmp}/export.json",), "mixes tasks of 2 projects")),
+    Case("ls-export-of-another-project-id", "silent", _export_for_project(5),
+         Raises(StereosetEvalError, ("{tmp}/export.json", "--project 5"), "holds tasks of project 1")),
     Case("ls-annotation-without-annotator", "silent",
          parse_ls([ls_task(1, "crows:0", [{k: v for k, v in ls_annotation(1, "a@x.org").items() if k != "completed_by"}])]),
          Raises(DataFormatError, ("{tmp}/export.json", "row 0", "completed_by"), "has no annotator")),
@@ -1035,6 +1051,19 @@ def old_report_intact(tmp: Path) -> None:
     assert not [p for p in tmp.iterdir() if p.name.endswith(".tmp")], "temporary folder left behind"
 
 
+def _read_only_report(tmp: Path) -> CliRun:
+    """The output folder's parent is on a read-only file system (creating anything there fails)."""
+    import errno
+    import tempfile
+    from unittest import mock
+
+    def read_only(*args: Any, dir: Any = None, **kwargs: Any) -> str:  # noqa: A002 - mkdtemp's name
+        raise OSError(errno.EROFS, "Read-only file system", str(dir))
+
+    with mock.patch.object(tempfile, "mkdtemp", read_only):
+        return cli(lambda t: _report_argv(t, str(t / "out")))(tmp)
+
+
 def _closed_pipe(tmp: Path) -> CliRun:
     """``stereoset-eval inventory … | head -c 0``: the reader is gone before anything is written."""
     import subprocess
@@ -1068,6 +1097,8 @@ FAULT_CASES = [
     Case("report-disk-full-keeps-old-set", "faults", _disk_full_report,
          Says(("output '{tmp}/out'",), "writing the new set failed: no space left on the device.*left as it was",
               old_report_intact)),
+    Case("report-read-only-file-system", "faults", _read_only_report,
+         Says(("{tmp}",), "the file system is read-only: write the output somewhere else")),
     Case("stdout-pipe-closed", "faults", _closed_pipe, Says((), "the output pipe was closed")),
     Case("score-cache-not-a-database", "faults", cli(_score_with(str(MODELS / "tiny-bert"), _garbage_cache)),
          Says(("{tmp}/cache/scores.sqlite3",), "is corrupt .*delete it or pass --cache-dir"), needs_models=True),

@@ -96,6 +96,11 @@ def _read_export(args: argparse.Namespace):
         if args.url:
             raise StereosetEvalError("give either --export or --url/--project, not both")
         tasks = load_export(args.export)
+        project = getattr(args, "project", None)
+        others = sorted({str(t.get("project")) for t in tasks if t.get("project") not in (None, project)})
+        if project is not None and others:
+            raise StereosetEvalError(f"{args.export}: the export holds tasks of project {', '.join(others)}, "
+                                     f"not of --project {project}")
         names = _pitfalls_in_export(tasks)
         return tasks, names, str(args.export)
     if not (args.url and args.project is not None):

@@ -78,6 +78,8 @@ def _guarded(method: Callable[..., _T]) -> Callable[..., _T]:
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 problem = f"is locked by another process for too long ({exc}); retry, or pass --cache-dir"
+            elif "full" in str(exc):
+                problem = f"cannot be written: the disk is full ({exc}); free some space or pass --cache-dir"
             elif "readonly" in str(exc) or "unable to open" in str(exc):
                 problem = f"cannot be written ({exc}): pass --cache-dir to use a writable folder, or --no-cache"
             else:

@@ -98,6 +98,9 @@ class ScoreCache:
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
+        if self.directory.exists() and not self.directory.is_dir():
+            raise CacheError(f"the score cache folder {self.directory} is a file, not a folder: pass --cache-dir "
+                             "a folder (or --no-cache)")
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / FILENAME
         self._open()

@@ -38,6 +38,7 @@ from stereoset_eval.analysis.stereoset_micro import MICRO_OPTIONS, score_micro_s
 from stereoset_eval.foundation.items import Item
 
 METHOD = "percentile bootstrap"
+MAX_INDEX_BYTES = 4 * 1024**3  # one slice's resample index matrix
 MAX_RESAMPLES = 100_000  # x 10k items x 8 bytes = 8 GB: beyond this the run dies after all the scoring
 
 
@@ -77,6 +78,10 @@ def resample_within_strata(labels: Sequence[Hashable], n_resamples: int, rng: np
     ((4, 3), True, True)
     """
     n = len(labels)
+    if n_resamples * n * 8 > MAX_INDEX_BYTES:  # refuse before allocating, not after all the scoring
+        raise OptionError(f"the bootstrap needs a {n_resamples:,} x {n:,} index matrix "
+                          f"({n_resamples * n * 8 / 1e9:.1f} GB, limit {MAX_INDEX_BYTES / 1e9:.1f} GB): "
+                          "lower --bootstrap (analysis.bootstrap)")
     idx = np.empty((n_resamples, n), dtype=np.int64)
     groups: dict[Hashable, list[int]] = {}
     for j, lab in enumerate(labels):

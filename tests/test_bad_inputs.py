@@ -1134,6 +1134,14 @@ def _is_png(data: bytes) -> None:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def _huge_bootstrap(tmp: Path):
+    import numpy as np
+
+    from stereoset_eval.analysis.bootstrap import resample_within_strata
+
+    return resample_within_strata(range(10_000_000), 100_000, np.random.default_rng(0))
+
+
 def _report_bootstrap_10(tmp: Path):
     run = cli(lambda t: _report_argv(t, str(t / "out"), "--bootstrap", "10"))(tmp)
     assert run.rc == 0, run.err[-3000:]
@@ -1151,6 +1159,8 @@ BOUND_CASES = [
          Outcome(_is_png, "figure drawn (interval from low to high, no negative error bar)")),
     Case("report-bootstrap-unbounded", "bounds", cli(lambda tmp: _report_argv(tmp, str(tmp / "out"), "--bootstrap", "100000000")),
          Says(("--bootstrap",), "at most 100,000")),
+    Case("bootstrap-index-matrix-over-budget", "bounds", _huge_bootstrap,
+         Raises(StereosetEvalError, ("100,000 x 10,000,000",), r"index matrix \(8000.0 GB, limit 4.3 GB\): lower --bootstrap")),
     Case("report-negative-seed", "bounds", cli(lambda tmp: _report_argv(tmp, str(tmp / "out"), "--seed", "-1")),
          Says(("seed",), "non-negative integer")),
     Case("score-batch-tokens-unbounded", "bounds",

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from stereoset_eval.study.config import BENCHMARK_METHOD, MODEL_KINDS, SOURCES, UNTAGGED_RULES, StudyConfig, StudyConfigError
+from stereoset_eval.study.config_model import BENCHMARK_METHOD, MODEL_KINDS, SOURCES, UNTAGGED_RULES, StudyConfig, StudyConfigError
 from stereoset_eval.analysis.bootstrap import MAX_RESAMPLES
-from stereoset_eval.scoring.length_check import MAX_BATCH_TOKENS
 from stereoset_eval.foundation.errors import StereosetEvalError
 
 MAX_LIMIT = 10_000_000
@@ -89,9 +88,12 @@ def validate(c: StudyConfig) -> None:
                 raise StudyConfigError(where, f"analysis.compare[{j}]", _unknown(bench, names, "benchmark"))
         if x == y:
             raise StudyConfigError(where, f"analysis.compare[{j}]", f"compares {x!r} with itself")
-    if not 1 <= c.batch_tokens <= MAX_BATCH_TOKENS:
-        raise StudyConfigError(where, "study.batch_tokens",
-                               f"must be a positive integer of at most {MAX_BATCH_TOKENS:,}, got {c.batch_tokens}")
+    for problem in c.run.problems():  # the scoring settings' own checks, named as [study] fields
+        text = problem.text
+        if problem.choices:
+            *head, last = [repr(x) for x in problem.choices]
+            text = f"must be {', '.join(head)} or {last}, got {problem.value!r}"
+        raise StudyConfigError(where, f"study.{problem.field}", text)
     if not str(c.output).strip():
         raise StudyConfigError(where, "study.output", "is empty (it would write into the working directory); "
                                                       "give a folder such as \"runs/study\"")
@@ -100,8 +102,6 @@ def validate(c: StudyConfig) -> None:
     if dup_ids:
         raise StudyConfigError(where, "models", f"the same model is listed twice under different names {dup_ids}; "
                                                 "it would count twice in every correlation")
-    if c.last_layer not in ("scored", "all"):
-        raise StudyConfigError(where, "study.last_layer", f"must be 'scored' or 'all', got {c.last_layer!r}")
     if c.limit is not None and not 1 <= c.limit <= MAX_LIMIT:
         raise StudyConfigError(where, "study.limit", f"must be a positive number of items, got {c.limit}")
 

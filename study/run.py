@@ -32,6 +32,7 @@ from stereoset_eval.analysis.report_writer import write_report
 from stereoset_eval.study.analyse import StudyAnalysis, analyse
 from stereoset_eval.study.benchmarks import BenchmarkData, load_benchmarks
 from stereoset_eval.study.config import StudyConfig
+from stereoset_eval.study.config_validate import validate
 from stereoset_eval.study.executors import Executor, JobResult, LocalExecutor, ScoreSettings
 from stereoset_eval.study.plan import Job, check_protocols, model_kinds, plan_jobs, protocols
 from stereoset_eval.study.report import build_study_report
@@ -114,12 +115,19 @@ def _provenance(config: StudyConfig, settings: ScoreSettings, benchmarks: Mappin
     )
 
 
-def _name_final_paths(provenance: Any, tmp: Path, out: Path) -> None:
-    """Record the score file at its final place, not in the temporary folder it is written to."""
-    entries = provenance.get("score_files") if isinstance(provenance, dict) else None
-    for entry in entries or []:
-        if isinstance(entry, dict) and str(entry.get("path", "")).startswith(str(tmp)):
-            entry["path"] = str(out / Path(entry["path"]).relative_to(tmp))
+def _name_final_paths(provenance: Any, tmp: Path, out: Path) -> Any:
+    """``provenance`` with the score file at its final place, not in the temporary folder it is written to."""
+    def final(path: str) -> str:
+        return str(out / Path(path).relative_to(tmp)) if path.startswith(str(tmp)) else path
+
+    if dataclasses.is_dataclass(provenance) and hasattr(provenance, "score_files"):
+        refs = tuple(dataclasses.replace(f, path=final(f.path)) for f in provenance.score_files)
+        return dataclasses.replace(provenance, score_files=refs)
+    if isinstance(provenance, dict):
+        for entry in provenance.get("score_files") or []:
+            if isinstance(entry, dict) and "path" in entry:
+                entry["path"] = final(str(entry["path"]))
+    return provenance
 
 
 def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log | None = None) -> StudyRun:
@@ -130,6 +138,7 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
         executor: :class:`~stereoset_eval.study.executors.LocalExecutor` (default) or ``RayExecutor``.
         log: called with one line per step and per finished job (None: silent).
     """
+    validate(config)  # a config built or changed in code is checked like a parsed one
     say = log or (lambda _msg: None)
     out = check_replaceable(Path(config.output).expanduser(), command="study")  # refuse before any scoring
     executor = executor or LocalExecutor()
@@ -141,8 +150,7 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
     warnings = check_protocols(config, kinds, jobs)
     for w in warnings:
         say(f"warning: {w}")
-    settings = ScoreSettings(device=config.device, dtype=config.dtype, batch_tokens=config.batch_tokens,
-                             last_layer=config.last_layer, cache_dir=config.cache_dir, use_cache=config.use_cache)
+    settings = ScoreSettings.of(config.run, cache_dir=config.cache_dir, use_cache=config.use_cache)
     say(f"scoring {len(jobs)} jobs with the {executor.name} executor")
     done = [0]
 
@@ -159,7 +167,7 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
         table_file = atomic_write_text(tmp / "study_scores.csv", _study_scores(analysis))
         provenance = _provenance(config, settings, benchmarks, results, kinds, executor.describe(), analysis,
                                  score_file, warnings)
-        _name_final_paths(provenance, tmp, out)
+        provenance = _name_final_paths(provenance, tmp, out)
         report = build_study_report(config, benchmarks, results, analysis, kinds, executor.describe(), provenance)
         written = {**write_report(report, tmp), "scores": score_file, "study_scores": table_file}
     paths = {kind: out / path.relative_to(tmp) for kind, path in written.items()}

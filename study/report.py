@@ -212,6 +212,6 @@ def build_study_report(config: StudyConfig, benchmarks: Mapping[str, BenchmarkDa
     sections = [overview_section(config, benchmarks, results, kinds, executor), table4_section(analysis),
                 table5_section(analysis), *table6_sections(analysis),
                 figure2_section(benchmarks, config.analysis.balance_by), *scores_sections(analysis, config),
-                *detail_sections(analysis.metrics),
-                *(flags_section(b.items, benchmark=name) for name, b in benchmarks.items())]
+                *(flags_section(b.items, benchmark=name) for name, b in benchmarks.items()),
+                *detail_sections(analysis.metrics)]  # details last: the HTML folds them at the end
     return Report(title=config.title, sections=tuple(sections), provenance=provenance)

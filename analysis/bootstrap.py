@@ -48,6 +48,8 @@ from stereoset_eval.analysis.stereoset_micro import MICRO_OPTIONS, MICRO_STATIST
 from stereoset_eval.foundation.items import Item
 
 METHOD = "percentile bootstrap"
+MAX_INDEX_BYTES = 4 * 1024**3  # one slice's resample index matrix
+MAX_RESAMPLES = 100_000  # x 10k items x 8 bytes = 8 GB: beyond this the run dies after all the scoring
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,13 @@ class BootstrapConfig:
     level: float = 0.95
 
     def __post_init__(self) -> None:
-        if self.n_resamples < 1:
-            raise OptionError(f"n_resamples must be at least 1, got {self.n_resamples}")
+        if not isinstance(self.n_resamples, int) or isinstance(self.n_resamples, bool) or self.n_resamples < 1:
+            raise OptionError(f"n_resamples (--bootstrap) must be at least 1, got {self.n_resamples!r}")
+        if self.n_resamples > MAX_RESAMPLES:
+            raise OptionError(f"n_resamples (--bootstrap) must be at most {MAX_RESAMPLES:,} (the index matrix "
+                              f"is resamples x items int64), got {self.n_resamples:,}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise OptionError(f"seed must be a non-negative integer, got {self.seed!r}")
         if not 0.0 < self.level < 1.0:
             raise OptionError(f"level must lie strictly between 0 and 1, got {self.level}")
 
@@ -81,6 +88,10 @@ def resample_within_strata(labels: Sequence[Hashable], n_resamples: int, rng: np
     ((4, 3), True, True)
     """
     n = len(labels)
+    if n_resamples * n * 8 > MAX_INDEX_BYTES:  # refuse before allocating, not after all the scoring
+        raise OptionError(f"the bootstrap needs a {n_resamples:,} x {n:,} index matrix "
+                          f"({n_resamples * n * 8 / 1e9:.1f} GB, limit {MAX_INDEX_BYTES / 1e9:.1f} GB): "
+                          "lower --bootstrap (analysis.bootstrap)")
     idx = np.empty((n_resamples, n), dtype=np.int64)
     groups: dict[Hashable, list[int]] = {}
     for j, lab in enumerate(labels):

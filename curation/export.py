@@ -1,7 +1,8 @@
 """Write a curated version: HF ``datasets`` folder, CSV, parquet, card, rule and removed tables.
 
 Layout of the output directory (built under a temporary name and swapped into place by
-:func:`stereoset_eval.foundation.atomic.atomic_directory`, so a crash never leaves half a version)::
+:func:`stereoset_eval.foundation.outputs.output_folder`, so a crash never leaves half a version, and
+an existing folder is replaced only if it is an earlier ``curate`` output)::
 
     README.md              dataset card (counts, provenance, license, rules version); its YAML
                            ``configs:`` block makes ``datasets.load_dataset(<folder>)`` read pairs.parquet
@@ -30,6 +31,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from stereoset_eval.foundation.atomic import atomic_directory, atomic_path, atomic_write_json, atomic_write_text
+from stereoset_eval.foundation.outputs import output_folder
 from stereoset_eval.curation.dimensions import NEEDS_ANNOTATION, tag_of
 from stereoset_eval.foundation.items import Item
 from stereoset_eval.curation.pairs import INSTANCE_SEPARATOR, origin_of
@@ -112,7 +114,7 @@ def write_curation(result: Any, output: str | Path, *, card: str, gold_report: A
     """
     output = Path(output)
     frame = pairs_frame(result.items)
-    with atomic_directory(output) as tmp:
+    with output_folder(output, command="curate") as tmp:
         atomic_write_text(tmp / "README.md", card)
         write_csv(frame, tmp / "pairs.csv")
         write_parquet(frame, tmp / "pairs.parquet")

@@ -6,6 +6,7 @@ old file or the new one. Every file the toolkit writes goes through these helper
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
@@ -57,11 +58,28 @@ def atomic_write_json(dest: str | os.PathLike[str], obj: Any, *, indent: int = 2
     return atomic_write_text(dest, json.dumps(obj, indent=indent, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n")
 
 
+def exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux ``renameat2``); False where the system cannot."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd = -100
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), 2) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (22, 38, 95):  # EINVAL / ENOSYS / EOPNOTSUPP: this file system cannot exchange
+        return False
+    raise OSError(err, os.strerror(err), str(a), None, str(b))
+
+
 @contextmanager
 def atomic_directory(dest: str | os.PathLike[str]) -> Iterator[Path]:
     """Build a directory under a temporary name and swap it into place at the end.
 
-    For multi-file outputs (``datasets.save_to_disk``): a crash leaves the old directory.
+    For multi-file outputs (``datasets.save_to_disk``): a crash leaves the old directory (the
+    swap is one atomic exchange where the system has ``renameat2``).
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -69,6 +87,8 @@ def atomic_directory(dest: str | os.PathLike[str]) -> Iterator[Path]:
     os.chmod(tmp, 0o777 & ~_umask())
     try:
         yield tmp
+        if dest.exists() and exchange(tmp, dest):
+            return  # tmp now holds the old directory; the finally below removes it
         old = None
         if dest.exists():
             old = dest.with_name(f".{dest.name}.old-{os.getpid()}")

@@ -21,6 +21,7 @@ from stereoset_eval.foundation.provenance import ToolInfo
 from stereoset_eval.scoring.cache import ScoreCache, cache_key, default_cache_dir
 from stereoset_eval.scoring.methods import get_method
 from stereoset_eval.scoring.methods.base import Method, Prepared, UnitSpec
+from stereoset_eval.scoring.length_check import precheck_lengths
 from stereoset_eval.scoring.model_info import is_fake_model
 from stereoset_eval.scoring.records import ScoreSet, ScoringError, SentenceResult, SentenceScore
 from stereoset_eval.scoring.requests import batch_overhead_tokens
@@ -106,6 +107,7 @@ def score_items(
                                    revision=revision, memo=cache)
         resolved = spec.resolve(backend.tokenizer, given)
         units = spec.units(items, resolved)
+        precheck_lengths(spec.name, units, backend.tokenizer, model)  # before prepare builds masked copies
         from stereoset_eval.scoring.model_info import quiet_transformers
 
         with quiet_transformers():  # its "sequence longer than ..." warning: _check_lengths says it better

@@ -27,7 +27,7 @@ from typing import Any, Iterator
 
 from stereoset_eval.scoring.fingerprint import HashMemo, fingerprint
 from stereoset_eval.scoring.last_layer import probe_last_layer
-from stereoset_eval.scoring.model_checks import check_model_source
+from stereoset_eval.scoring.model_checks import check_load_report, check_model_source, check_special_tokens
 from stereoset_eval.scoring.model_info import (  # noqa: F401 - model_kinds_available & co: re-exported
     checkpoint_weight_names, model_kinds_available, one_line, quiet_transformers, read_config,
 )
@@ -163,12 +163,27 @@ def _load(model_id: str, kind: str, device: Any, dtype: Any, revision: str | Non
     import transformers
 
     cls = getattr(transformers, MODEL_KINDS[kind])
+    problem = None
     try:
         with quiet_transformers():
             tokenizer = transformers.AutoTokenizer.from_pretrained(model_id, revision=revision)
-            model, report = cls.from_pretrained(model_id, revision=revision, dtype=dtype, output_loading_info=True)
-    except (OSError, ValueError, KeyError) as exc:
-        raise ScoringError(f"cannot load {model_id!r} as {cls.__name__} (model kind {kind!r}): {one_line(exc)}") from None
+    except Exception as exc:  # noqa: BLE001 - tokenizers raises bare Exception on a damaged tokenizer.json
+        problem = f"cannot load the tokenizer of {model_id!r}: {one_line(exc)}; its tokenizer files are damaged " \
+                  "or incomplete (save or download them again)"
+    if problem is None:
+        try:
+            with quiet_transformers():  # mismatched shapes are reported (and refused) by check_load_report
+                model, report = cls.from_pretrained(model_id, revision=revision, dtype=dtype, output_loading_info=True,
+                                                    ignore_mismatched_sizes=True)
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            problem = f"cannot load {model_id!r} as {cls.__name__} (model kind {kind!r}): {one_line(exc)}"
+        except Exception as exc:  # noqa: BLE001 - safetensors' SafetensorError on a truncated file
+            problem = f"cannot read the weights of {model_id!r}: {one_line(exc)}; the weights file is damaged or " \
+                      "truncated (download or save the model again)"
+    if problem is not None:
+        raise ScoringError(problem)
+    check_load_report(model_id, model, report)
+    check_special_tokens(model_id, tokenizer, model)
     missing = sorted(report.get("missing_keys") or [])
     if missing:
         shown = ", ".join(missing[:6]) + (" …" if len(missing) > 6 else "")

@@ -19,7 +19,9 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
+
+from stereoset_eval.foundation.errors import StereosetEvalError
 
 SCHEMA = 1
 FILENAME = "scores.sqlite3"
@@ -57,13 +59,54 @@ def _setup_lock(db_path: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
+class CacheError(StereosetEvalError):
+    """The cache file cannot be used (corrupt, truncated, not a database, unwritable)."""
+
+
+_T = TypeVar("_T")
+
+
+def _guarded(method: Callable[..., _T]) -> Callable[..., _T]:
+    """Turn a SQLite failure inside ``method`` into a :class:`CacheError` naming the file."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self: "ScoreCache", *args: Any, **kwargs: Any) -> _T:
+        problem = None
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                problem = f"is locked by another process for too long ({exc}); retry, or pass --cache-dir"
+            elif "full" in str(exc):
+                problem = f"cannot be written: the disk is full ({exc}); free some space or pass --cache-dir"
+            elif "readonly" in str(exc) or "unable to open" in str(exc):
+                problem = f"cannot be written ({exc}): pass --cache-dir to use a writable folder, or --no-cache"
+            else:
+                problem = f"is corrupt ({exc}): delete it or pass --cache-dir"
+        except sqlite3.DatabaseError as exc:  # "file is not a database", "disk image is malformed"
+            problem = f"is corrupt ({exc}): delete it or pass --cache-dir"
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            problem = f"is corrupt (an entry is not valid JSON: {exc}): delete it or pass --cache-dir"
+        raise CacheError(f"the score cache {self.path} {problem}")
+
+    return wrapper
+
+
 class ScoreCache:
     """A persistent key -> JSON store for unit results (and a memo of file hashes)."""
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
+        if self.directory.exists() and not self.directory.is_dir():
+            raise CacheError(f"the score cache folder {self.directory} is a file, not a folder: pass --cache-dir "
+                             "a folder (or --no-cache)")
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / FILENAME
+        self._open()
+
+    @_guarded
+    def _open(self) -> None:
         self._db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
         # Switching to WAL on a fresh file is refused at once ("database is locked", no busy wait)
         # while another process does the same; one process at a time sets the file up.
@@ -79,6 +122,7 @@ class ScoreCache:
             )
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a killed process keeps every commit
 
+    @_guarded
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
         """The cached values of those ``keys`` that are present."""
         keys = list(dict.fromkeys(keys))
@@ -90,6 +134,7 @@ class ScoreCache:
                 found[key] = json.loads(value)
         return found
 
+    @_guarded
     def put_many(self, entries: Mapping[str, Any], *, model: str, method: str) -> None:
         """Store ``entries`` (key -> JSON-able value) in one transaction."""
         now = time.time()
@@ -97,15 +142,18 @@ class ScoreCache:
         with self._transaction():
             self._db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", rows)
 
+    @_guarded
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
 
+    @_guarded
     def get_file_hash(self, path: str, size: int, mtime_ns: int) -> str | None:
         row = self._db.execute(
             "SELECT sha256 FROM file_hashes WHERE path=? AND size=? AND mtime_ns=?", (path, size, mtime_ns)
         ).fetchone()
         return row[0] if row else None
 
+    @_guarded
     def put_file_hash(self, path: str, size: int, mtime_ns: int, sha256: str) -> None:
         with self._transaction():
             self._db.execute("INSERT OR REPLACE INTO file_hashes VALUES (?, ?, ?, ?)", (path, size, mtime_ns, sha256))

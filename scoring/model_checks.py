@@ -8,6 +8,8 @@ causal LM). These checks turn each into one :class:`ScoringError` naming the mod
 
 from __future__ import annotations
 
+from typing import Any
+
 from stereoset_eval.scoring.model_info import (  # noqa: F401 - check_model_folder, read_config: re-exported
     TOKENIZER_SETTINGS, check_model_folder, model_kinds_available, read_config,
 )
@@ -48,3 +50,67 @@ def _check_nsp_architecture(model: str, revision: str | None) -> None:
     if config.model_type not in known:
         raise ScoringError(f"model {model!r} (model type {config.model_type!r}) has no next-sentence-prediction head; "
                            f"this method needs a {_KIND_WORDS['nsp']} (model types {', '.join(sorted(known))})")
+
+
+def _is_module(model: Any, path: str) -> bool:
+    try:
+        model.get_submodule(path)
+    except (AttributeError, ValueError):
+        return False
+    return True
+
+
+def check_load_report(model_id: str, model: Any, report: Any) -> None:
+    """Weights the checkpoint has but the config does not describe, and shapes that disagree.
+
+    transformers reports both and loads anyway: a config with fewer layers than the checkpoint
+    drops the extra layers without a word, a mismatched shape (``ignore_mismatched_sizes``) is
+    re-initialised at random. Either way the model scored is not the model trained. Unexpected
+    weights of heads this class does not use (a BERT checkpoint's pooler or next-sentence head
+    loaded as a masked LM) are harmless and stay in the load report.
+    """
+    mismatched = sorted(report.get("mismatched_keys") or [], key=str)
+    if mismatched:
+        shown = "; ".join(f"{m[0]}: checkpoint {tuple(m[1])} vs config {tuple(m[2])}" if isinstance(m, tuple)
+                          and len(m) == 3 else str(m) for m in mismatched[:3])
+        raise ScoringError(f"model {model_id!r}: config.json and the weights disagree on {len(mismatched)} "
+                           f"tensor shape(s) ({shown}); the model would be re-initialised there — fix config.json "
+                           "(e.g. max_position_embeddings, vocab_size, hidden sizes) to match the checkpoint")
+    harmful = []
+    for key in sorted(report.get("unexpected_keys") or []):
+        parts = key.split(".")
+        parent = ".".join(parts[:-1])
+        if any(p.isdigit() for p in parts) or (parent and _is_module(model, parent)):
+            harmful.append(key)
+    if harmful:
+        shown = ", ".join(harmful[:4]) + (" …" if len(harmful) > 4 else "")
+        raise ScoringError(f"model {model_id!r}: the checkpoint has {len(harmful)} weight(s) that the config does "
+                           f"not describe ({shown}): config.json does not match the weights (fewer layers?); "
+                           "fix config.json (e.g. num_hidden_layers / n_layer)")
+
+
+def check_special_tokens(model_id: str, tokenizer: Any, model: Any) -> None:
+    """Every special token the tokenizer declares must be a row of the model's embeddings.
+
+    A ``mask_token`` missing from the vocabulary becomes a new id past the embedding matrix
+    (an index error mid-run) or the unknown token (silently scoring ``[UNK]``).
+    """
+    try:
+        n_embeddings = int(model.get_input_embeddings().num_embeddings)
+    except (AttributeError, NotImplementedError):
+        return
+    unk_id = getattr(tokenizer, "unk_token_id", None)
+    for attr in ("mask", "bos", "eos", "cls", "sep", "pad", "unk"):
+        token = getattr(tokenizer, f"{attr}_token", None)
+        tid = getattr(tokenizer, f"{attr}_token_id", None)
+        if token is None or tid is None:
+            continue
+        if int(tid) >= n_embeddings:
+            raise ScoringError(f"model {model_id!r}: the tokenizer's {attr} token {str(token)!r} is not in the "
+                               f"model's vocabulary (id {tid}, the embeddings have {n_embeddings} rows); fix "
+                               f"{attr}_token in tokenizer_config.json or use the tokenizer saved with the model")
+        if attr != "unk" and unk_id is not None and int(tid) == int(unk_id) \
+                and str(token) != str(getattr(tokenizer, "unk_token", None)):  # GPT-2: one token for all
+            raise ScoringError(f"model {model_id!r}: the tokenizer's {attr} token {str(token)!r} is not in the "
+                               f"vocabulary (it reads as the unknown token); fix {attr}_token in "
+                               "tokenizer_config.json")

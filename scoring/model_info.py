@@ -72,6 +72,10 @@ def check_model_folder(model: str) -> None:
         raise ScoringError(f"model folder {model!r} does not exist")
     if not os.path.isdir(folder):
         raise ScoringError(f"model {model!r} is a file; give the folder that holds config.json and the weights")
+    if not os.access(folder, os.R_OK | os.X_OK):
+        raise ScoringError(f"model folder {model!r} cannot be read (permission denied): check its permissions")
+    if os.path.isfile(os.path.join(folder, "config.json")) and not os.access(os.path.join(folder, "config.json"), os.R_OK):
+        raise ScoringError(f"model folder {model!r}: config.json cannot be read (permission denied)")
     if not os.path.isfile(os.path.join(folder, "config.json")):
         raise ScoringError(f"model folder {model!r} has no config.json (not a saved transformers model)")
     vocab = [n for n in TOKENIZER_FILES if n not in TOKENIZER_SETTINGS]
@@ -158,8 +162,13 @@ def checkpoint_weight_names(model: str, revision: str | None = None) -> frozense
     if single:
         from safetensors import safe_open
 
-        with safe_open(single, framework="pt") as fh:
-            return frozenset(fh.keys())
+        try:
+            with safe_open(single, framework="pt") as fh:
+                return frozenset(fh.keys())
+        except Exception as exc:  # noqa: BLE001 - SafetensorError: a truncated or damaged file
+            problem = f"cannot read the weights of {model!r} ({single}): {one_line(exc)}; the file is damaged " \
+                      "or truncated (download or save the model again)"
+        raise ScoringError(problem)
     index = _find("model.safetensors.index.json")
     if index:
         with open(index, encoding="utf-8") as fh:

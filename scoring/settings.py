@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, NamedTuple, get_args
 
 from stereoset_eval.scoring.records import ScoringError
+from stereoset_eval.scoring.length_check import MAX_BATCH_TOKENS
 
 DEFAULT_BATCH_TOKENS = 8192
 LastLayer = Literal["scored", "all"]
@@ -110,6 +111,9 @@ class RunSettings:
             out.append(Problem("dtype", self.dtype, f"unknown dtype {self.dtype!r}; use one of {sorted(get_args(DType))}"))
         if not isinstance(self.batch_tokens, int) or isinstance(self.batch_tokens, bool) or self.batch_tokens < 1:
             out.append(Problem("batch_tokens", self.batch_tokens, f"must be a positive integer, got {self.batch_tokens!r}"))
+        elif self.batch_tokens > MAX_BATCH_TOKENS:  # one batch alone would need tens of GB
+            out.append(Problem("batch_tokens", self.batch_tokens,
+                               f"must be a positive integer of at most {MAX_BATCH_TOKENS:,}, got {self.batch_tokens:,}"))
         return out
 
     def validate(self) -> "RunSettings":

@@ -65,6 +65,10 @@ def load_config(path: str | Path) -> StudyConfig:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise StudyConfigError(str(path), "<file>", f"cannot read the study config ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise StudyConfigError(str(path), "<file>", f"not valid UTF-8 (byte {exc.object[exc.start]:#04x} on line "
+                                                    f"{line})") from None
     return _parse_text(text, source=str(path), base_dir=path.resolve().parent)
 
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from stereoset_eval.study.config_model import BENCHMARK_METHOD, MODEL_KINDS, SOURCES, UNTAGGED_RULES, StudyConfig, StudyConfigError
+from stereoset_eval.analysis.bootstrap import MAX_RESAMPLES
 from stereoset_eval.foundation.errors import StereosetEvalError
+
+MAX_LIMIT = 10_000_000
 
 def validate(c: StudyConfig) -> None:
     """Cross-field checks: names unique, references known, values in range."""
@@ -68,6 +71,8 @@ def validate(c: StudyConfig) -> None:
     a = c.analysis
     checks = [
         ("bootstrap", a.bootstrap >= 1, "must be at least 1"),
+        ("bootstrap", a.bootstrap <= MAX_RESAMPLES, f"must be at most {MAX_RESAMPLES:,} (resamples x items int64)"),
+        ("seed", a.seed >= 0, "must be a non-negative integer"),
         ("ci_level", 0.0 < a.ci_level < 1.0, "must lie strictly between 0 and 1"),
         ("permutations", a.permutations >= 0, "must be 0 (none) or a positive number"),
         ("crows_ndigits", a.crows_ndigits is None or a.crows_ndigits >= 0, "must be >= 0 or \"none\""),
@@ -89,7 +94,15 @@ def validate(c: StudyConfig) -> None:
             *head, last = [repr(x) for x in problem.choices]
             text = f"must be {', '.join(head)} or {last}, got {problem.value!r}"
         raise StudyConfigError(where, f"study.{problem.field}", text)
-    if c.limit is not None and c.limit < 1:
+    if not str(c.output).strip():
+        raise StudyConfigError(where, "study.output", "is empty (it would write into the working directory); "
+                                                      "give a folder such as \"runs/study\"")
+    ids = [(m.id, m.revision) for m in c.models]
+    dup_ids = sorted({f"{i}@{r}" if r else i for i, r in ids if ids.count((i, r)) > 1})
+    if dup_ids:
+        raise StudyConfigError(where, "models", f"the same model is listed twice under different names {dup_ids}; "
+                                                "it would count twice in every correlation")
+    if c.limit is not None and not 1 <= c.limit <= MAX_LIMIT:
         raise StudyConfigError(where, "study.limit", f"must be a positive number of items, got {c.limit}")
 
 

@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 from stereoset_eval.analysis.pair_metrics import NO_GROUP
 from stereoset_eval.analysis.report_build import balance_table_section
 from stereoset_eval.analysis.report_model import Figure, Report, Section, Table, fmt
+from stereoset_eval.analysis.report_flags import flags_section
 from stereoset_eval.study.analyse import ALL, POST, PRE, Cell, JobMetrics, StudyAnalysis, Table6
 from stereoset_eval.study.benchmarks import BenchmarkData
 from stereoset_eval.study.config import StudyConfig
@@ -211,5 +212,6 @@ def build_study_report(config: StudyConfig, benchmarks: Mapping[str, BenchmarkDa
     sections = [overview_section(config, benchmarks, results, kinds, executor), table4_section(analysis),
                 table5_section(analysis), *table6_sections(analysis),
                 figure2_section(benchmarks, config.analysis.balance_by), *scores_sections(analysis, config),
-                *detail_sections(analysis.metrics)]
+                *(flags_section(b.items, benchmark=name) for name, b in benchmarks.items()),
+                *detail_sections(analysis.metrics)]  # details last: the HTML folds them at the end
     return Report(title=config.title, sections=tuple(sections), provenance=provenance)

@@ -8,7 +8,8 @@
 * ``study_scores.csv`` — the per-model numbers behind the tables (one row per protocol, model,
   benchmark, stage and category, with CI bounds).
 
-Every file is written atomically. The provenance block records the study config verbatim,
+The files are built in a temporary folder and swapped in as one set (:mod:`stereoset_eval.foundation.outputs`):
+a kill at any moment leaves the old set or the new one. The provenance block records the study config verbatim,
 the data files' sha256, each model's id / revision / weights sha256, every job's scoring
 provenance (method, options, cache hits), the executor and the library versions.
 """
@@ -36,6 +37,7 @@ from stereoset_eval.study.executors import Executor, JobResult, LocalExecutor, S
 from stereoset_eval.study.plan import Job, check_protocols, model_kinds, plan_jobs, protocols
 from stereoset_eval.study.report import build_study_report
 from stereoset_eval.foundation.atomic import atomic_write_text
+from stereoset_eval.foundation.outputs import check_replaceable, output_folder
 
 Log = Callable[[str], None]
 
@@ -113,6 +115,21 @@ def _provenance(config: StudyConfig, settings: ScoreSettings, benchmarks: Mappin
     )
 
 
+def _name_final_paths(provenance: Any, tmp: Path, out: Path) -> Any:
+    """``provenance`` with the score file at its final place, not in the temporary folder it is written to."""
+    def final(path: str) -> str:
+        return str(out / Path(path).relative_to(tmp)) if path.startswith(str(tmp)) else path
+
+    if dataclasses.is_dataclass(provenance) and hasattr(provenance, "score_files"):
+        refs = tuple(dataclasses.replace(f, path=final(f.path)) for f in provenance.score_files)
+        return dataclasses.replace(provenance, score_files=refs)
+    if isinstance(provenance, dict):
+        for entry in provenance.get("score_files") or []:
+            if isinstance(entry, dict) and "path" in entry:
+                entry["path"] = final(str(entry["path"]))
+    return provenance
+
+
 def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log | None = None) -> StudyRun:
     """Score every job of ``config`` (only what the cache lacks), analyse, and write the report.
 
@@ -123,6 +140,7 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
     """
     validate(config)  # a config built or changed in code is checked like a parsed one
     say = log or (lambda _msg: None)
+    out = check_replaceable(Path(config.output).expanduser(), command="study")  # refuse before any scoring
     executor = executor or LocalExecutor()
     kinds = model_kinds(config)
     benchmarks = load_benchmarks(config)
@@ -144,11 +162,13 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
     results = executor.run(jobs, {n: b.items for n, b in benchmarks.items()}, settings, on_result=on_result)
     say("analysing")
     analysis = analyse(results, benchmarks, config, kinds)
-    out = Path(config.output).expanduser()
-    score_file = atomic_write_text(out / "scores.csv", scores_csv(results))
-    table_file = atomic_write_text(out / "study_scores.csv", _study_scores(analysis))
-    provenance = _provenance(config, settings, benchmarks, results, kinds, executor.describe(), analysis,
-                             score_file, warnings)
-    report = build_study_report(config, benchmarks, results, analysis, kinds, executor.describe(), provenance)
-    paths = {**write_report(report, out), "scores": score_file, "study_scores": table_file}
+    with output_folder(out, command="study") as tmp:  # the old set or the new set, whatever happens
+        score_file = atomic_write_text(tmp / "scores.csv", scores_csv(results))
+        table_file = atomic_write_text(tmp / "study_scores.csv", _study_scores(analysis))
+        provenance = _provenance(config, settings, benchmarks, results, kinds, executor.describe(), analysis,
+                                 score_file, warnings)
+        provenance = _name_final_paths(provenance, tmp, out)
+        report = build_study_report(config, benchmarks, results, analysis, kinds, executor.describe(), provenance)
+        written = {**write_report(report, tmp), "scores": score_file, "study_scores": table_file}
+    paths = {kind: out / path.relative_to(tmp) for kind, path in written.items()}
     return StudyRun(config, benchmarks, tuple(jobs), tuple(results), analysis, report, paths)

@@ -193,7 +193,7 @@ WRITER_FUNCTIONS = {("json", "dump"), ("pickle", "dump"), ("np", "save"), ("nump
                     ("shutil", "copy"), ("shutil", "copyfile"), ("shutil", "copy2")}
 WRITE_MODES = ("w", "a", "x", "+")
 MODULES_WITH_OPEN = ("io", "os", "gzip", "bz2", "lzma", "codecs", "tarfile", "zipfile", "builtins")
-ALLOWED_FILES = {"foundation/atomic.py"}  # the helpers themselves
+ALLOWED_FILES = {"foundation/atomic.py", "foundation/outputs.py"}  # the helpers themselves
 # os.fdopen is not audited: it wraps a descriptor that exists already (a pipe, or mkstemp's file
 # in atomic_download, which renames it into place)
 
@@ -216,7 +216,7 @@ class _Audit(ast.NodeVisitor):
             call = item.context_expr
             name = getattr(getattr(call, "func", None), "id", None) or getattr(getattr(call, "func", None), "attr", None)
             # a handle of open() is fine to dump into: the open() call itself is audited
-            if name in ("atomic_path", "atomic_directory", "open", "fdopen") and isinstance(item.optional_vars, ast.Name):
+            if name in ("atomic_path", "atomic_directory", "output_folder", "open", "fdopen") and isinstance(item.optional_vars, ast.Name):
                 self.safe[-1].add(item.optional_vars.id)
         self.generic_visit(node)
 

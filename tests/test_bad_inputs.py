@@ -62,7 +62,7 @@ class Case:
     id: str
     area: str
     run: Callable[[Path], Any]
-    expect: Raises | Outcome
+    expect: Raises | Outcome | Says
     needs_models: bool = False
 
 
@@ -574,7 +574,673 @@ SCORING_CASES = [
          Raises(StereosetEvalError, ("batch_tokens",), "positive integer"), needs_models=True),
 ]
 
-CASES: list[Case] = LOADER_CASES + ANALYSIS_CASES + ANNOTATION_CASES + SCORING_CASES
+CASES_ROUND1: list[Case] = LOADER_CASES + ANALYSIS_CASES + ANNOTATION_CASES + SCORING_CASES
+
+# ------------------------------------------------------------------ round 2 (issue 16): hostile inputs by kind
+#
+# memory (sizes capped before anything large is built), outputs (a folder is replaced only as a
+# whole set and only if it is an earlier output of the same command), silent (no silent wrong
+# number), faults (OS / SQLite / safetensors / tokenizer faults: one line through the CLI's error
+# boundary), bounds (config numbers) and secrets.
+
+
+@dataclass(frozen=True)
+class Says:
+    """Through the CLI: exit status 2, exactly one ``error:`` line (the last line), no traceback;
+    the line names every string of ``names`` and matches ``problem``; ``after(tmp)`` checks that
+    nothing the user had was touched."""
+
+    names: tuple[str, ...]
+    problem: str
+    after: Callable[[Path], None] | None = None
+
+
+@dataclass(frozen=True)
+class CliRun:
+    rc: int
+    out: str
+    err: str
+
+
+def cli(argv: Callable[[Path], list[str]]) -> Callable[[Path], CliRun]:
+    """Run ``stereoset-eval`` in-process on the arguments ``argv(tmp)`` builds (its files included)."""
+    import contextlib
+    import io
+
+    def run(tmp: Path) -> CliRun:
+        from stereoset_eval.cli.main import main
+
+        args = argv(tmp)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = main(args)
+            except SystemExit as exc:  # argparse
+                rc = int(exc.code or 0)
+        return CliRun(rc, out.getvalue(), err.getvalue())
+
+    return run
+
+
+def check_says(result: CliRun, expect: Says, tmp: Path) -> str:
+    lines = [line for line in result.err.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error: ")]
+    assert result.rc == 2, f"exit status {result.rc}, stderr: {result.err[-2000:]}"
+    assert "Traceback" not in result.err, result.err[-3000:]
+    assert len(errors) == 1 and lines[-1] == errors[0], f"not exactly one final error line: {result.err[-2000:]}"
+    for name in expect.names:
+        assert name.format(tmp=tmp) in errors[0], f"does not name {name.format(tmp=tmp)!r}: {errors[0]}"
+    assert re.search(expect.problem, errors[0]), f"does not say {expect.problem!r}: {errors[0]}"
+    if expect.after is not None:
+        expect.after(tmp)
+    return errors[0]
+
+
+def crows_file(tmp: Path, rows: list[str] = CROWS_ROWS, name: str = "crows.csv") -> Path:
+    return write(tmp, name, table(*rows, header=CROWS_HEADER))
+
+
+def crows_text(rows: list[str]) -> str:
+    return table(*rows, header=CROWS_HEADER)
+
+
+def pair(more: str, less: str) -> str:
+    return f'0,"{more}","{less}",stereo,gender'
+
+
+UNBALANCED_TWO_ROWS = crows_text(['0,"Women are bad at math.,Men are bad at math.,stereo,gender',
+                                  '1,"Men are strong here.","Women are strong here.",stereo,gender'])
+UNBALANCED_TO_EOF = crows_text(['0,"Women are bad at math.,Men are bad at math.,stereo,gender']
+                               + [f"{i},Men are strong here.,Women are strong here.,stereo,gender" for i in range(1, 3000)])
+
+
+def in_memory_long_sentence(tmp: Path):
+    """An item built in memory (no loader, so no field cap) with a 200,000-character sentence."""
+    import dataclasses
+
+    item = crows_items(tmp)[0]
+    long = dataclasses.replace(item.sentences[0], text="the nurse said " * 13_000 + "she.")
+    return [item.replace(sentences=(long, item.sentences[1]))]
+
+
+MEMORY_CASES = [
+    Case("crows-field-over-size-cap", "memory", load_crows(crows_text([pair("a " * 6000, "He is.")])),
+         Raises(DataFormatError, ("{tmp}/crows.csv", "row 1", "field 'sent_more'"),
+                r"field is 12,000 characters long \(the limit is 10,000")),
+    Case("crows-unbalanced-quote-joins-rows", "memory", load_crows(UNBALANCED_TWO_ROWS),
+         Raises(DataFormatError, ("{tmp}/crows.csv", "row 1", "field 'sent_more'"), "unbalanced quote")),
+    Case("crows-unbalanced-quote-to-end-of-file", "memory", load_crows(UNBALANCED_TO_EOF),
+         Raises(DataFormatError, ("{tmp}/crows.csv",), "never closed \\(an unbalanced quote\\)")),
+    Case("crows-stray-quote-shifts-fields", "memory",
+         load_crows(crows_text(['0,"Women are bad at math.,"Men are bad at math.",stereo,gender', CROWS_ROWS[1]])),
+         Raises(DataFormatError, ("{tmp}/crows.csv", "row 1", "field 'stereo_antistereo'"),
+                "unknown direction 'gender'.*look shifted by a column: a stray or unbalanced quote")),
+    Case("stereoset-table-unbalanced-quote", "memory",
+         load_table("t.csv", table(ROWS[0].replace("The mother is caring.", '"The mother is caring.'), *ROWS[1:])),
+         Raises(DataFormatError, ("{tmp}/t.csv",), "unbalanced quote")),
+    Case("jsonl-megabyte-sentence", "memory", load_jsonl(json.dumps({**JSONL_LINE, "unrelated": "x" * 1_000_000})),
+         Raises(DataFormatError, ("{tmp}/dev.jsonl", "row 1", "field 'sentence'"), "1,000,000 characters long")),
+    Case("json-megabyte-context", "memory", load_json(official({**EXAMPLE, "context": "BLANK " + "y" * 500_000})),
+         Raises(DataFormatError, ("{tmp}/dev.json", "row 1", "field 'context'"), "characters long")),
+    Case("score-in-memory-200k-char-sentence", "memory", score(in_memory_long_sentence, "tiny-bert", "crows-nangia"),
+         Raises(StereosetEvalError, ("crows-nangia", "tiny-bert", "crows:0:more"),
+                r"1 input\(s\) exceed the 128-token limit .*\(at least \d+ tokens\)"), needs_models=True),
+]
+
+# ---- outputs
+
+
+def keep_note(folder: str, name: str = "notes.txt", text: str = "my own notes\n") -> Callable[[Path], None]:
+    def setup(tmp: Path) -> None:
+        (tmp / folder).mkdir(parents=True, exist_ok=True)
+        (tmp / folder / name).write_text(text)
+
+    return setup
+
+
+def note_intact(folder: str, name: str = "notes.txt", text: str = "my own notes\n") -> Callable[[Path], None]:
+    def after(tmp: Path) -> None:
+        assert (tmp / folder / name).read_text() == text, "the user's file was changed"
+        assert sorted(p.name for p in (tmp / folder).iterdir()) == [name], "files were added to the user's folder"
+
+    return after
+
+
+def file_intact(tmp: Path) -> None:
+    assert (tmp / "out.txt").read_text() == "precious\n"
+
+
+def _curate_argv(tmp: Path, output: str) -> list[str]:
+    return ["curate", "--benchmark", "crows-pairs", "--data", str(crows_file(tmp)), "--output", output]
+
+
+def _report_argv(tmp: Path, out: str, *extra: str) -> list[str]:
+    rows = [pair(f"Women are bad at task {i}.", f"Men are bad at task {i}.") .replace("0,", f"{i},", 1)
+            for i in range(8)]
+    gold = crows_file(tmp, rows, name="gold.csv")
+    scores = "sentence_id,score\n" + "".join(f"crows:{i}:more,{-1.0 - 0.1 * i}\ncrows:{i}:less,{-1.2 + 0.05 * i}\n"
+                                              for i in range(8))
+    return ["report", "--benchmark", "crows-pairs", "--data", str(gold), "--scores", str(write(tmp, "s.csv", scores)),
+            "--out", out, *extra]
+
+
+def _with_setup(setup: Callable[[Path], None], argv: Callable[[Path], list[str]]) -> Callable[[Path], list[str]]:
+    def build(tmp: Path) -> list[str]:
+        setup(tmp)
+        return argv(tmp)
+
+    return build
+
+
+def _marked(command: str) -> Callable[[Path], None]:
+    def setup(tmp: Path) -> None:
+        (tmp / "out").mkdir()
+        (tmp / "out" / ".stereoset-eval-output.json").write_text(json.dumps({"command": command}))
+        (tmp / "out" / "scores.csv").write_text("sentence_id,score\n")
+
+    return setup
+
+
+def _stale_predictions(tmp: Path):
+    """score StereoSet into a folder, then CrowS-Pairs into the same folder."""
+    from stereoset_eval.cli.main import main
+
+    common = ["--model", str(MODELS / "tiny-bert"), "--output", str(tmp / "out"), "--cache-dir", str(tmp / "cache"),
+              "--no-progress"]
+    assert main(["score", "--benchmark", "stereoset", "--data", str(write(tmp, "t.csv", table(*ROWS))), *common]) == 0
+    assert (tmp / "out" / "predictions.json").exists()
+    assert main(["score", "--benchmark", "crows-pairs", "--data", str(crows_file(tmp)), *common]) == 0
+    return tmp / "out"
+
+
+def no_stale_predictions(out: Path) -> None:
+    names = sorted(p.name for p in out.iterdir())
+    assert "predictions.json" not in names, names
+    assert {"scores.csv", "scores.json", "provenance.json"} <= set(names)
+    assert "crows:0:more" in (out / "scores.csv").read_text()
+
+
+def _rerun_report(tmp: Path):
+    from stereoset_eval.cli.main import main
+
+    for title in ("first", "second"):
+        assert main(_report_argv(tmp, str(tmp / "out"), "--bootstrap", "20", "--title", title)) == 0
+    return tmp / "out"
+
+
+def replaced_as_a_set(out: Path) -> None:
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["title"] == "second" and "second" in (out / "report.md").read_text()
+    marker = json.loads((out / ".stereoset-eval-output.json").read_text())
+    assert marker["command"] == "report" and set(marker["files"]) == {"report.json", "report.md", "report.html"}
+    assert not [p for p in out.parent.iterdir() if p.name.endswith(".tmp")], "temporary folder left behind"
+
+
+def _symlinked_out(tmp: Path) -> None:
+    (tmp / "real").mkdir()
+    os.symlink(tmp / "real", tmp / "link")
+
+
+def study_raw(**study: Any) -> dict:
+    return {"study": study, "models": [{"id": "bert-base-uncased"}, {"id": "gpt2", "kind": "causal"}],
+            "benchmarks": [{"name": "CrowS-Pairs", "source": "crows-pairs"}], "methods": {"masked": ["pll"],
+                                                                                        "causal": ["causal-ll"]}}
+
+
+def parse_study(raw: dict) -> Callable[[Path], Any]:
+    from stereoset_eval.study.config_parse import parse
+
+    return lambda tmp: parse(raw, source="study.toml", base_dir=None)
+
+
+def _study_error():
+    from stereoset_eval.study.config import StudyConfigError
+
+    return StudyConfigError
+
+
+OUTPUT_CASES = [
+    Case("curate-into-a-foreign-folder", "outputs",
+         cli(_with_setup(keep_note("out"), lambda tmp: _curate_argv(tmp, str(tmp / "out")))),
+         Says(("{tmp}/out",), "is not an output of `stereoset-eval curate`.*nothing was deleted", note_intact("out"))),
+    Case("curate-output-is-a-file", "outputs",
+         cli(_with_setup(lambda tmp: write(tmp, "out.txt", "precious\n"), lambda tmp: _curate_argv(tmp, str(tmp / "out.txt")))),
+         Says(("{tmp}/out.txt",), "is a file, not a folder", file_intact)),
+    Case("curate-output-empty-path", "outputs", cli(lambda tmp: _curate_argv(tmp, "")),
+         Says(("--output",), "output path is empty")),
+    Case("report-into-a-foreign-folder", "outputs",
+         cli(_with_setup(keep_note("out"), lambda tmp: _report_argv(tmp, str(tmp / "out")))),
+         Says(("{tmp}/out",), "is not an output of `stereoset-eval report`", note_intact("out"))),
+    Case("report-into-a-score-folder", "outputs", cli(_with_setup(_marked("score"), lambda tmp: _report_argv(tmp, str(tmp / "out")))),
+         Says(("{tmp}/out",), "holds the output of `stereoset-eval score`, not of `stereoset-eval report`")),
+    Case("report-out-is-a-symlink", "outputs", cli(_with_setup(_symlinked_out, lambda tmp: _report_argv(tmp, str(tmp / "link")))),
+         Says(("{tmp}/link",), "is a symbolic link")),
+    Case("report-out-empty-path", "outputs", cli(lambda tmp: _report_argv(tmp, "")), Says(("--out",), "output path is empty")),
+    Case("score-output-is-a-file", "outputs",
+         cli(_with_setup(lambda tmp: write(tmp, "out.txt", "precious\n"),
+                         lambda tmp: ["score", "--benchmark", "crows-pairs", "--data", str(crows_file(tmp)), "--model",
+                                      "x", "--output", str(tmp / "out.txt")])),
+         Says(("{tmp}/out.txt",), "is a file, not a folder", file_intact)),
+    Case("score-output-empty-path", "outputs",
+         cli(lambda tmp: ["score", "--benchmark", "crows-pairs", "--model", "x", "--output", ""]),
+         Says(("--output",), "output path is empty")),
+    Case("study-output-empty-in-config", "outputs", parse_study(study_raw(output="")),
+         Raises(StereosetEvalError, ("study.toml", "study.output"), "is empty")),
+    Case("study-output-empty-on-command-line", "outputs",
+         cli(lambda tmp: ["study", str(write(tmp, "s.toml", "")), "--output", " "]), Says(("--output",), "output path is empty")),
+    Case("score-stale-predictions-of-another-benchmark", "outputs", _stale_predictions,
+         Outcome(no_stale_predictions, "the folder is replaced as a set: no predictions.json of the StereoSet run "
+                 "survives the CrowS-Pairs run"), needs_models=True),
+    Case("report-rerun-replaces-its-own-output", "outputs", _rerun_report,
+         Outcome(replaced_as_a_set, "an earlier report output (marker) is replaced whole; no temporary folder left")),
+]
+
+# ---- silent wrong numbers
+
+
+def model_edit(name: str, *, config: dict | None = None, tokenizer_config: dict | None = None,
+               file_bytes: tuple[str, Callable[[bytes], bytes]] | None = None) -> Callable[[Path], str]:
+    def build(tmp: Path) -> str:
+        dest = Path(model_copy(tmp, name))
+        for fname, changes in (("config.json", config), ("tokenizer_config.json", tokenizer_config)):
+            if changes:
+                doc = json.loads((dest / fname).read_text())
+                doc.update(changes)
+                (dest / fname).write_text(json.dumps(doc))
+        if file_bytes:
+            fname, change = file_bytes
+            (dest / fname).write_bytes(change((dest / fname).read_bytes()))
+        return str(dest)
+
+    return build
+
+
+def ls_items(tmp: Path):
+    return crows_items(tmp)
+
+
+def merge_ls(tasks: list[dict]) -> Callable[[Path], Any]:
+    from stereoset_eval.curation.labelstudio.merge import merge_annotations
+    from stereoset_eval.curation.labelstudio.pitfalls import default_catalogue
+
+    def run(tmp: Path):
+        parsed = parse_ls(tasks)(tmp)
+        return merge_annotations(crows_items(tmp), parsed, pitfalls=default_catalogue())
+
+    return run
+
+
+def _export_for_project(project: int) -> Callable[[Path], Any]:
+    """``annotate merge --export FILE --project N`` where FILE is project 1's export."""
+    import argparse
+
+    def run(tmp: Path):
+        from stereoset_eval.cli.commands.annotate import _read_export
+
+        path = write(tmp, "export.json", json.dumps([{**ls_task(1, "crows:0", [ls_annotation(1, "a@x.org")]),
+                                                      "project": 1}]))
+        return _read_export(argparse.Namespace(export=path, url=None, project=project))
+
+    return run
+
+
+def _ann(**changes: Any) -> dict:
+    return {**ls_annotation(1, "a@x.org"), **changes}
+
+
+def flags_in_report(tmp: Path):
+    from stereoset_eval.cli.main import main
+
+    rows = [pair("He is strong.", "He is  strong."), '1,"The poor man stole.","The rich man stole.",stereo,gender']
+    gold = crows_file(tmp, rows, name="gold.csv")
+    scores = write(tmp, "s.csv", "sentence_id,score\ncrows:0:more,-1.0\ncrows:0:less,-1.0\ncrows:1:more,-2\n"
+                                 "crows:1:less,-3\n")
+    assert main(["report", "--benchmark", "crows-pairs", "--data", str(gold), "--scores", str(scores), "--out",
+                 str(tmp / "out"), "--bootstrap", "20"]) == 0
+    return json.loads((tmp / "out" / "report.json").read_text())
+
+
+def lists_error_flags(doc: dict) -> None:
+    (section,) = [s for s in doc["sections"] if s["key"].startswith("flags/")]
+    assert section["data"]["per_rule"] == {"identical_sentences": 1}
+    assert section["data"]["flags"][0]["item"] == "crows:0" and "included in every number" in section["data"]["how_counted"]
+
+
+SILENT_CASES = [
+    Case("model-config-fewer-layers-than-checkpoint", "silent",
+         score(crows_items, model_edit("tiny-bert", config={"num_hidden_layers": 1}), "crows-nangia"),
+         Raises(StereosetEvalError, ("{tmp}/tiny-bert-copy",), r"16 weight\(s\) that the config does not describe"),
+         needs_models=True),
+    Case("causal-config-fewer-layers-than-checkpoint", "silent",
+         score(crows_items, model_edit("tiny-gpt2", config={"n_layer": 1}), "causal-ll"),
+         Raises(StereosetEvalError, ("{tmp}/tiny-gpt2-copy", "transformer.h.1."), "config does not describe"),
+         needs_models=True),
+    Case("config-position-embeddings-disagree-with-weights", "silent",
+         score(crows_items, model_edit("tiny-bert", config={"max_position_embeddings": 64}), "crows-nangia"),
+         Raises(StereosetEvalError, ("{tmp}/tiny-bert-copy", "position_embeddings"), "disagree on 1 tensor shape"),
+         needs_models=True),
+    Case("mask-token-not-in-vocabulary", "silent",
+         score(crows_items, model_edit("tiny-bert", tokenizer_config={"mask_token": "[MASKX]"}), "crows-nangia"),
+         Raises(StereosetEvalError, ("{tmp}/tiny-bert-copy", "'[MASKX]'"), "is not in the model's vocabulary"),
+         needs_models=True),
+    Case("crows-pair-differs-only-by-whitespace", "silent", load_crows(crows_text([pair("He is strong.", "He  is strong. ")])),
+         Outcome(flagged("identical_sentences", "error", normalised=True), "pair kept with flag identical_sentences "
+                 "(error): 'sent_more and sent_less differ only by whitespace (identical after NFKC …)'")),
+    Case("crows-pair-differs-only-by-zero-width", "silent",
+         load_crows(crows_text([pair("He is strong.", "He is\u200b str\u200dong.")])),
+         Outcome(flagged("identical_sentences", "error", normalised=True), "flag identical_sentences (error): "
+                 "'differ only by zero-width/control characters'")),
+    Case("crows-pair-differs-only-by-nul", "silent", load_crows(crows_text([pair("He is strong.", "He is\x00 strong.")])),
+         Outcome(flagged("identical_sentences", "error", normalised=True), "flag identical_sentences (error) for a NUL")),
+    Case("crows-pair-differs-only-by-fullwidth-forms", "silent",
+         load_crows(crows_text([pair("He is strong.", "Ｈｅ is strong.")])),
+         Outcome(flagged("identical_sentences", "error", normalised=True), "flag identical_sentences (error): NFKC")),
+    Case("stereoset-options-identical-after-normalisation", "silent",
+         load_table("t.csv", table(ROWS[0], ROWS[1].replace("The mother is rude.", "The mother is\u00a0caring."), ROWS[2])),
+         Outcome(flagged("identical_sentences", "error"), "item kept with flag identical_sentences (error): "
+                 "'stereotype and anti-stereotype differ only by whitespace'")),
+    Case("report-lists-error-flags", "silent", flags_in_report,
+         Outcome(lists_error_flags, "report section flags/CrowS-Pairs lists the flagged item and says it is included "
+                 "in every number (tie rule)")),
+    Case("json-null-sentence", "silent",
+         load_json(official({**EXAMPLE, "sentences": [{**EXAMPLE["sentences"][0], "sentence": None}, *EXAMPLE["sentences"][1:]]})),
+         Raises(DataFormatError, ("{tmp}/dev.json", "row 1", "field 'sentence'"), "is JSON null")),
+    Case("json-number-as-target", "silent", load_json(official({**EXAMPLE, "target": 42})),
+         Raises(DataFormatError, ("{tmp}/dev.json", "row 1", "field 'target'"), "is JSON int")),
+    Case("jsonl-null-option", "silent", load_jsonl(json.dumps({**JSONL_LINE, "stereotype": None})),
+         Raises(DataFormatError, ("{tmp}/dev.jsonl", "row 1", "field 'stereotype'"), "is JSON null")),
+    Case("study-duplicate-model-ids", "silent",
+         parse_study({**study_raw(), "models": [{"id": "gpt2", "name": "a"}, {"id": "gpt2", "name": "b"}]}),
+         Raises(StereosetEvalError, ("study.toml", "models", "gpt2"), "listed twice.*count twice")),
+    Case("ls-export-of-another-project", "silent",
+         merge_ls([ls_task(1, "other:7", [ls_annotation(1, "a@x.org")])]),
+         Raises(StereosetEvalError, ("'other:7'", "'crows:0'"), "shares no item id .*another project")),
+    Case("ls-export-with-another-config", "silent",
+         parse_ls([ls_task(1, "crows:0", [_ann(result=[{"from_name": "sentiment", "to_name": "text", "type": "choices",
+                                                        "value": {"choices": ["Positive"]}}])])]),
+         Raises(DataFormatError, ("{tmp}/export.json", "sentiment"), "none of this toolkit's")),
+    Case("ls-export-mixing-projects", "silent",
+         parse_ls([{**ls_task(1, "crows:0", [ls_annotation(1, "a@x.org")]), "project": 1},
+                   {**ls_task(2, "crows:1", [ls_annotation(2, "a@x.org")]), "project": 2}]),
+         Raises(DataFormatError, ("{tmp}/export.json",), "mixes tasks of 2 projects")),
+    Case("ls-export-of-another-project-id", "silent", _export_for_project(5),
+         Raises(StereosetEvalError, ("{tmp}/export.json", "--project 5"), "holds tasks of project 1")),
+    Case("ls-annotation-without-annotator", "silent",
+         parse_ls([ls_task(1, "crows:0", [{k: v for k, v in ls_annotation(1, "a@x.org").items() if k != "completed_by"}])]),
+         Raises(DataFormatError, ("{tmp}/export.json", "row 0", "completed_by"), "has no annotator")),
+    Case("ls-annotation-null", "silent", parse_ls([ls_task(1, "crows:0", [None])]),
+         Raises(DataFormatError, ("{tmp}/export.json", "row 0", "annotations[0]"), "is null, expected an object")),
+    Case("ls-annotation-string", "silent", parse_ls([ls_task(1, "crows:0", ["keep"])]),
+         Raises(DataFormatError, ("{tmp}/export.json", "row 0", "annotations[0]"), "is a str, expected an object")),
+    Case("ls-annotation-result-string", "silent", parse_ls([ls_task(1, "crows:0", [_ann(result="keep")])]),
+         Raises(DataFormatError, ("{tmp}/export.json", "row 0", "result"), "'result' must be a list")),
+]
+
+# ---- faults below the toolkit (OS, SQLite, safetensors, tokenizer) through the CLI's error boundary
+
+
+def _inventory(path: Callable[[Path], Path]) -> Callable[[Path], list[str]]:
+    return lambda tmp: ["inventory", "--benchmark", "crows-pairs", "--data", str(path(tmp))]
+
+
+def _symlink_loop(tmp: Path) -> Path:
+    os.symlink(tmp / "b.csv", tmp / "a.csv")
+    os.symlink(tmp / "a.csv", tmp / "b.csv")
+    return tmp / "a.csv"
+
+
+def _dangling(tmp: Path) -> Path:
+    os.symlink(tmp / "gone.csv", tmp / "link.csv")
+    return tmp / "link.csv"
+
+
+def _fifo(tmp: Path) -> Path:
+    os.mkfifo(tmp / "fifo.csv")
+    return tmp / "fifo.csv"
+
+
+def _dir(tmp: Path) -> Path:
+    (tmp / "data.csv").mkdir()
+    return tmp / "data.csv"
+
+
+def _garbage_cache(tmp: Path) -> None:
+    (tmp / "cache").mkdir()
+    (tmp / "cache" / "scores.sqlite3").write_bytes(b"this is not a database " * 100)
+
+
+def _truncated_cache(tmp: Path) -> None:
+    from stereoset_eval.scoring.cache import ScoreCache
+
+    with ScoreCache(tmp / "cache") as cache:
+        cache.put_many({f"k{i}": {"score": i, "pad": "x" * 100} for i in range(3000)}, model="m", method="x")
+    db = tmp / "cache" / "scores.sqlite3"
+    with open(db, "r+b") as fh:  # noqa: a test input, not an output of the toolkit
+        fh.truncate(db.stat().st_size // 3)
+
+
+def _score_with(model: Callable[[Path], str] | str, setup: Callable[[Path], None] | None = None) -> Callable[[Path], list[str]]:
+    def argv(tmp: Path) -> list[str]:
+        if setup:
+            setup(tmp)
+        return _score_argv(tmp, model(tmp) if callable(model) else model)
+
+    return argv
+
+
+def _disk_full_report(tmp: Path) -> CliRun:
+    """A first report, then a second one whose writes fail half-way like a full disk."""
+    import errno
+    from unittest import mock
+
+    assert cli(lambda t: _report_argv(t, str(t / "out"), "--bootstrap", "20", "--title", "old"))(tmp).rc == 0
+    real = Path.write_bytes
+
+    def half_then_enospc(self: Path, data: bytes) -> int:
+        real(self, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device", str(self))
+
+    with mock.patch.object(Path, "write_bytes", half_then_enospc):
+        return cli(lambda t: _report_argv(t, str(t / "out"), "--bootstrap", "20", "--title", "new"))(tmp)
+
+
+def old_report_intact(tmp: Path) -> None:
+    assert json.loads((tmp / "out" / "report.json").read_text())["title"] == "old"
+    assert "old" in (tmp / "out" / "report.md").read_text()
+    assert not [p for p in tmp.iterdir() if p.name.endswith(".tmp")], "temporary folder left behind"
+
+
+def _read_only_report(tmp: Path) -> CliRun:
+    """The output folder's parent is on a read-only file system (creating anything there fails)."""
+    import errno
+    import tempfile
+    from unittest import mock
+
+    def read_only(*args: Any, dir: Any = None, **kwargs: Any) -> str:  # noqa: A002 - mkdtemp's name
+        raise OSError(errno.EROFS, "Read-only file system", str(dir))
+
+    with mock.patch.object(tempfile, "mkdtemp", read_only):
+        return cli(lambda t: _report_argv(t, str(t / "out")))(tmp)
+
+
+def _closed_pipe(tmp: Path) -> CliRun:
+    """``stereoset-eval inventory … | head -c 0``: the reader is gone before anything is written."""
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "stereoset_eval.cli.main", "inventory", "--benchmark",
+                               "crows-pairs", "--data", str(crows_file(tmp))], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    return CliRun(proc.returncode, "", proc.stderr)
+
+
+def _not_a_folder_parent(tmp: Path) -> list[str]:
+    write(tmp, "file.txt", "x")
+    return _report_argv(tmp, str(tmp / "file.txt" / "out"))
+
+
+FAULT_CASES = [
+    Case("data-is-a-directory", "faults", cli(_inventory(_dir)), Says(("{tmp}/data.csv",), "is a directory")),
+    Case("data-symlink-loop", "faults", cli(_inventory(_symlink_loop)), Says(("{tmp}/a.csv",), "symlink loop")),
+    Case("data-dangling-symlink", "faults", cli(_inventory(_dangling)),
+         Says(("{tmp}/link.csv", "gone.csv"), "is a symbolic link to .* which does not exist")),
+    Case("data-fifo-does-not-hang", "faults", cli(_inventory(_fifo)),
+         Says(("{tmp}/fifo.csv",), "is a FIFO or pipe .*give a regular file")),
+    Case("report-out-under-a-file", "faults", cli(_not_a_folder_parent),
+         Says(("{tmp}/file.txt",), "a part of the path, .* is a file, not a folder")),
+    Case("report-disk-full-keeps-old-set", "faults", _disk_full_report,
+         Says(("output '{tmp}/out'",), "writing the new set failed: no space left on the device.*left as it was",
+              old_report_intact)),
+    Case("report-read-only-file-system", "faults", _read_only_report,
+         Says(("{tmp}",), "the file system is read-only: write the output somewhere else")),
+    Case("stdout-pipe-closed", "faults", _closed_pipe, Says((), "the output pipe was closed")),
+    Case("score-cache-not-a-database", "faults", cli(_score_with(str(MODELS / "tiny-bert"), _garbage_cache)),
+         Says(("{tmp}/cache/scores.sqlite3",), "is corrupt .*delete it or pass --cache-dir"), needs_models=True),
+    Case("score-cache-truncated", "faults", cli(_score_with(str(MODELS / "tiny-bert"), _truncated_cache)),
+         Says(("{tmp}/cache/scores.sqlite3",), "is corrupt \\(database disk image is malformed\\).*--cache-dir"),
+         needs_models=True),
+    Case("score-cache-dir-is-a-file", "faults",
+         cli(_score_with(str(MODELS / "tiny-bert"), lambda tmp: write(tmp, "cache", "not a folder"))),
+         Says(("{tmp}/cache",), "is a file, not a folder: pass --cache-dir a folder"), needs_models=True),
+    Case("study-config-not-utf8", "faults", cli(lambda tmp: ["study", str(write(tmp, "s.toml", b'title = "\xff"\n'))]),
+         Says(("{tmp}/s.toml",), "not valid UTF-8 \\(byte 0xff on line 1\\)")),
+    Case("score-truncated-safetensors", "faults",
+         cli(_score_with(model_edit("tiny-bert", file_bytes=("model.safetensors", lambda b: b[: len(b) // 2])))),
+         Says(("{tmp}/tiny-bert-copy",), "damaged or truncated"), needs_models=True),
+    Case("score-damaged-tokenizer-json", "faults",
+         cli(_score_with(model_edit("tiny-bert", file_bytes=("tokenizer.json", lambda b: b[:100])))),
+         Says(("{tmp}/tiny-bert-copy",), "cannot load the tokenizer .*damaged or incomplete"), needs_models=True),
+    Case("score-mask-token-not-in-vocabulary", "faults",
+         cli(_score_with(model_edit("tiny-bert", tokenizer_config={"mask_token": "[MASKX]"}))),
+         Says(("{tmp}/tiny-bert-copy", "[MASKX]"), "not in the model's vocabulary"), needs_models=True),
+]
+
+# ---- bounds on numbers
+
+
+def _plot_interval_beside_point(tmp: Path) -> bytes:
+    from stereoset_eval.analysis.report_plots import score_bars
+
+    return score_bars(["a", "b"], [50.0, 40.0], [55.0, 20.0], [60.0, 30.0], ideal=50.0, title="t", xlabel="ss")
+
+
+def _is_png(data: bytes) -> None:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _huge_bootstrap(tmp: Path):
+    import numpy as np
+
+    from stereoset_eval.analysis.bootstrap import resample_within_strata
+
+    return resample_within_strata(range(10_000_000), 100_000, np.random.default_rng(0))
+
+
+def _report_bootstrap_10(tmp: Path):
+    run = cli(lambda t: _report_argv(t, str(t / "out"), "--bootstrap", "10"))(tmp)
+    assert run.rc == 0, run.err[-3000:]
+    return json.loads((tmp / "out" / "report.json").read_text())
+
+
+def _bootstrap_recorded(doc: dict) -> None:
+    assert doc["provenance"]["options"]["bootstrap"]["n_resamples"] == 10
+
+
+BOUND_CASES = [
+    Case("report-bootstrap-10-plot", "bounds", _report_bootstrap_10,
+         Outcome(_bootstrap_recorded, "report written; the plot draws intervals that need not contain the point")),
+    Case("plot-interval-not-containing-the-point", "bounds", _plot_interval_beside_point,
+         Outcome(_is_png, "figure drawn (interval from low to high, no negative error bar)")),
+    Case("report-bootstrap-unbounded", "bounds", cli(lambda tmp: _report_argv(tmp, str(tmp / "out"), "--bootstrap", "100000000")),
+         Says(("--bootstrap",), "at most 100,000")),
+    Case("bootstrap-index-matrix-over-budget", "bounds", _huge_bootstrap,
+         Raises(StereosetEvalError, ("100,000 x 10,000,000",), r"index matrix \(8000.0 GB, limit 4.3 GB\): lower --bootstrap")),
+    Case("report-negative-seed", "bounds", cli(lambda tmp: _report_argv(tmp, str(tmp / "out"), "--seed", "-1")),
+         Says(("seed",), "non-negative integer")),
+    Case("score-batch-tokens-unbounded", "bounds",
+         cli(lambda tmp: _score_argv(tmp, "x", "--batch-tokens", "1000000000000")),
+         Says(("batch_tokens",), "at most 1,048,576")),
+    Case("study-limit-zero", "bounds", cli(lambda tmp: ["study", str(write(tmp, "s.toml", "")), "--limit", "0"]),
+         Says(("--limit",), "must be between 1 and")),
+    Case("study-bootstrap-unbounded", "bounds", parse_study({**study_raw(), "analysis": {"bootstrap": 10**9}}),
+         Raises(StereosetEvalError, ("study.toml", "analysis.bootstrap"), "at most 100,000")),
+    Case("study-batch-tokens-unbounded", "bounds", parse_study(study_raw(batch_tokens=10**12)),
+         Raises(StereosetEvalError, ("study.toml", "study.batch_tokens"), "at most 1,048,576")),
+]
+
+# ---- secrets
+
+
+LEAKY_KEY = "ls-7f3a9c2e1b4d6f8a0c2e4b6d8f0a1c3e5b7d9f1a"  # 42 characters
+
+
+class _EchoKeyAtTheCut(http.server.BaseHTTPRequestHandler):
+    """Answers 400 with the caller's key placed across character 300 of the error body."""
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server API
+        key = (self.headers.get("Authorization") or "").split()[-1]
+        body = json.dumps({"detail": "x" * 280 + key + " trailing"}).encode()
+        self.send_response(400)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_POST = do_GET
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def _ls_message(url: str, key: str) -> str:
+    from stereoset_eval.curation.labelstudio.server import LabelStudioError, connect
+
+    try:
+        connect(url, key, timeout=10, max_retries=0)
+    except LabelStudioError as exc:
+        return str(exc)
+    raise AssertionError("no error")
+
+
+def _key_at_the_cut(tmp: Path) -> str:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _EchoKeyAtTheCut)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        return _ls_message(f"http://127.0.0.1:{server.server_address[1]}", LEAKY_KEY)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def no_key_fragment(message: str) -> None:
+    fragments = [LEAKY_KEY[i:i + 8] for i in range(len(LEAKY_KEY) - 7)]
+    assert not [f for f in fragments if f in message], f"part of the key leaked: {message}"
+    assert "HTTP 400" in message
+
+
+def _url_with_password(tmp: Path) -> str:
+    return _ls_message(closed_port_url().replace("http://", "http://alice:hunter2-Passw0rd@"), "some-key-123")
+
+
+def no_password(message: str) -> None:
+    assert "hunter2-Passw0rd" not in message and "alice:" not in message and "***@127.0.0.1" in message, message
+
+
+SECRET_CASES = [
+    Case("ls-key-straddles-the-300-character-cut", "secrets", _key_at_the_cut,
+         Outcome(no_key_fragment, "error line with the body scrubbed before it is cut: no 8 characters of the key")),
+    Case("ls-url-with-user-password", "secrets", _url_with_password,
+         Outcome(no_password, "error line names http://***@127.0.0.1:…, never the password")),
+]
+
+ROUND2_CASES = MEMORY_CASES + OUTPUT_CASES + SILENT_CASES + FAULT_CASES + BOUND_CASES + SECRET_CASES
+
+CASES: list[Case] = CASES_ROUND1 + ROUND2_CASES
 
 # ------------------------------------------------------------------ the checks
 
@@ -607,6 +1273,8 @@ def run_case(case: Case, tmp: Path) -> str:
     """Run ``case``; return the one line the user sees. Fails the test if the expectation is unmet."""
     if case.needs_models and not MODELS.is_dir():
         pytest.skip(f"fixture models not found at {MODELS}")
+    if isinstance(case.expect, Says):
+        return check_says(case.run(tmp), case.expect, tmp)
     if isinstance(case.expect, Raises):
         try:
             result = case.run(tmp)
@@ -693,10 +1361,14 @@ def test_cli_prints_one_error_line(case, tmp_path: Path, capsys) -> None:
 if __name__ == "__main__":  # the table for the closing note: case, area, what the user sees
     import tempfile
 
+    import contextlib
+    import io
+
     for case in CASES:
         with tempfile.TemporaryDirectory() as d:
             try:
-                line = run_case(case, Path(d)).replace(d, "<dir>")
+                with contextlib.redirect_stdout(io.StringIO()):  # what a command prints is not the table
+                    line = run_case(case, Path(d)).replace(d, "<dir>")
             except BaseException as exc:  # noqa: BLE001 - print, keep going
                 line = f"!! FAILS: {type(exc).__name__}: {exc}".replace(d, "<dir>")
         print(f"| {case.id} | {case.area} | {line} |")

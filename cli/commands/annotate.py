@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.outputs import output_path
 from stereoset_eval.foundation.items import Item
 
 API_KEY_ENV = "LABEL_STUDIO_API_KEY"
@@ -49,7 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     merge.add_argument("--items", type=Path, required=True,
                        help="the items that were pushed (folder, pairs file or .jsonl, as for push)")
     _export_args(merge)
-    merge.add_argument("--out", type=Path, required=True, help="output folder of the reviewed version (replaced)")
+    merge.add_argument("--out", type=output_path, required=True,
+                       help="output folder of the reviewed version (replaced as a whole, and only if it is an "
+                            "earlier annotate merge output)")
     merge.add_argument("--version-name", help="version name on the dataset card (default: <items>-reviewed-<rule>)")
     merge.add_argument("--adjudication", default="majority", help="majority (default), primary or latest")
     merge.add_argument("--primary-annotator", help="annotator email (or user:<id>) for --adjudication primary")
@@ -93,6 +96,11 @@ def _read_export(args: argparse.Namespace):
         if args.url:
             raise StereosetEvalError("give either --export or --url/--project, not both")
         tasks = load_export(args.export)
+        project = getattr(args, "project", None)
+        others = sorted({str(t.get("project")) for t in tasks if t.get("project") not in (None, project)})
+        if project is not None and others:
+            raise StereosetEvalError(f"{args.export}: the export holds tasks of project {', '.join(others)}, "
+                                     f"not of --project {project}")
         names = _pitfalls_in_export(tasks)
         return tasks, names, str(args.export)
     if not (args.url and args.project is not None):

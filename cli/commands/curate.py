@@ -17,6 +17,7 @@ from pathlib import Path
 
 from stereoset_eval.cli.commands._common import resolve_data
 from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.outputs import check_replaceable, output_path
 
 CURATABLE = ("stereoset", "crows-pairs")
 
@@ -29,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="data file for the benchmark at the same position (default: manifest file)")
     p.add_argument("--data-dir", type=Path, help="data directory for manifest files")
     p.add_argument("--bias-type", default="gender", help="bias type to curate (only 'gender' is supported)")
-    p.add_argument("--output", type=Path, required=True, help="output directory (replaced atomically)")
+    p.add_argument("--output", type=output_path, required=True,
+                   help="output directory (replaced as a whole, and only if it is an earlier curate output)")
     p.add_argument("--min-words", type=int, default=4, help="too_short threshold in words (default 4)")
     p.add_argument("--near-duplicate-jaccard", type=float, default=0.8,
                    help="near_duplicate word-set Jaccard threshold (default 0.8)")
@@ -54,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from stereoset_eval.curation.pipeline import CurationConfig, curate_files
     from stereoset_eval.curation.rules import RULES_VERSION, RuleConfig
 
+    check_replaceable(args.output, command="curate")  # refuse before any work
     data = list(args.data or [])
     if len(data) > len(args.benchmark):
         raise StereosetEvalError(f"{len(data)} --data files for {len(args.benchmark)} --benchmark values")

@@ -20,9 +20,11 @@ from stereoset_eval.analysis.pair_metrics import MISSING_GROUP_RULES, TIE_RULES
 from stereoset_eval.foundation.score_file import ScoreFile, check_coverage, read_scores
 from stereoset_eval.foundation.provenance import build_provenance
 from stereoset_eval.analysis.report_build import ModelResults, build_report
+from stereoset_eval.analysis.report_flags import flags_section
 from stereoset_eval.analysis.report_sections import distribution_section
 from stereoset_eval.analysis.report_writer import write_report
 from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.outputs import check_replaceable, output_folder, output_path
 from stereoset_eval.foundation.items import STEREOSET_TASKS, Item
 
 
@@ -35,7 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         required=True,
         help="scores: official predictions JSON, CSV sentence_id,score, or the JSON of `stereoset-eval score`",
     )
-    p.add_argument("--out", type=Path, required=True, help="output folder (report.json, report.md, report.html)")
+    p.add_argument("--out", type=output_path, required=True,
+                   help="output folder (report.json, report.md, report.html); replaced as a whole, and only if it "
+                        "is an earlier report output")
     p.add_argument("--model", help="model id (default: from the score file's provenance)")
     p.add_argument("--revision", help="model revision (default: from the score file's provenance)")
     p.add_argument("--method", help="scoring method (default: from the score file's provenance)")
@@ -86,6 +90,7 @@ def bootstrap_config(args: argparse.Namespace) -> BootstrapConfig:
 
 def run(args: argparse.Namespace) -> int:
     config = bootstrap_config(args)  # bad options fail before any file is read
+    check_replaceable(args.out, command="report")
     bench = get_benchmark(args.benchmark)
     data_path = resolve_data(args.benchmark, args.data, args.data_dir)
     items = bench.load(data_path)
@@ -102,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     method = args.method or (sp.method if sp else None)
     results = compute_results(items, score_file, args.benchmark, args, model)
     by = bench.distribution_by(evaluation_options(args))
-    extra = (distribution_section(items, by=by, benchmark=bench.title),)
+    extra = (distribution_section(items, by=by, benchmark=bench.title), flags_section(items, benchmark=bench.title))
     options = {
         "benchmark": args.benchmark,
         "task": args.task,
@@ -125,7 +130,9 @@ def run(args: argparse.Namespace) -> int:
         scores_provenance=score_file.recorded,
     )
     report = build_report(results, provenance, title=args.title, extra=extra)
-    paths = write_report(report, args.out)
+    with output_folder(args.out, command="report") as tmp:
+        written = write_report(report, tmp)
+    paths = {kind: args.out / path.relative_to(tmp) for kind, path in written.items()}
     for kind, path in paths.items():
         print(f"wrote {kind:8s} {path}")
     return 0

@@ -28,6 +28,7 @@ from stereoset_eval.analysis.benchmarks import get_benchmark
 from stereoset_eval.cli.commands._common import add_data_args, load_from_args
 from stereoset_eval.cli.run_settings import add_run_settings_args, run_settings_from_args
 from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.outputs import check_replaceable, output_folder, output_path
 from stereoset_eval.scoring.methods import METHODS, get_method
 
 
@@ -42,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--skip-inter", action="store_true", help="StereoSet: do not score intersentence items")
     p.add_argument("--option", action="append", default=[], metavar="[METHOD:]NAME=VALUE",
                    help="method option (repeatable); VALUE is JSON (true, 3, null) or a plain string")
-    p.add_argument("--output", required=True, type=Path, help="output folder")
+    p.add_argument("--output", required=True, type=output_path,
+                   help="output folder (replaced as a whole, and only if it is an earlier score output)")
     add_run_settings_args(p)  # --device, --dtype, --batch-tokens, --last-layer, --allocator
     p.add_argument("--revision", default=None, help="hub revision (branch, tag or commit)")
     p.add_argument("--cache-dir", type=Path, default=None, help="result cache folder (default $STEREOSET_EVAL_CACHE)")
@@ -104,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from stereoset_eval.scoring.api import score_items
     from stereoset_eval.scoring.export import stereoset_predictions, write_outputs
 
+    check_replaceable(args.output, command="score")  # refuse before any scoring
     settings = run_settings_from_args(args)
     items = load_from_args(args)
     plan, notes = _plan(args, items)
@@ -131,7 +134,9 @@ def run(args: argparse.Namespace) -> int:
     if args.benchmark == "stereoset":
         predictions = stereoset_predictions(intrasentence=results.get("intrasentence"),
                                             intersentence=results.get("intersentence"))
-    paths = write_outputs(args.output, list(results.values()), provenance, predictions=predictions)
+    with output_folder(args.output, command="score") as tmp:  # a stale predictions.json never survives
+        written = write_outputs(tmp, list(results.values()), provenance, predictions=predictions)
+    paths = [args.output / Path(p).relative_to(tmp) for p in written]
     for part, ss in results.items():
         print(f"{part}: {len(ss)} sentences with {ss.method} (cache hits {ss.cache_stats['hits']}, "
               f"computed {ss.cache_stats['computed']})", file=sys.stderr)

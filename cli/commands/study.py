@@ -14,8 +14,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from stereoset_eval.cli.arg_types import bounded_int
 from stereoset_eval.cli.run_settings import add_run_settings_args, run_settings_from_args
+from stereoset_eval.foundation.outputs import output_path
 from stereoset_eval.study.config import ModelSpec, StudyConfig, load_config, replace_config
+from stereoset_eval.study.config_validate import MAX_LIMIT
 from stereoset_eval.study.executors import make_executor
 
 
@@ -24,11 +27,13 @@ def add_study_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--models", nargs="+", metavar="MODEL",
                    help="models to study instead of the config's: hub ids or local folders, each optionally "
                         "NAME=ID and/or ID@REVISION")
-    p.add_argument("--output", type=Path, help="report folder (default: the config's study.output)")
+    p.add_argument("--output", type=output_path,
+                   help="report folder (default: the config's study.output); replaced as a whole, and only if it "
+                        "is an earlier study output")
     p.add_argument("--data-dir", type=Path,
                    help="benchmark data folder (default: $STEREOSET_EVAL_DATA or ~/.cache/stereoset-eval/data)")
     p.add_argument("--no-download", action="store_true", help="use only files already in the data folder")
-    p.add_argument("--limit", type=int, metavar="N",
+    p.add_argument("--limit", type=bounded_int(1, MAX_LIMIT), metavar="N",
                    help="score only the first N items of each benchmark (a quick look, not a result)")
     p.add_argument("--cache-dir", type=Path,
                    help="score cache folder (default: $STEREOSET_EVAL_CACHE or ~/.cache/stereoset-eval/scores)")

@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from stereoset_eval.foundation.errors import DataFormatError
+from stereoset_eval.foundation.files import check_input_file
 from stereoset_eval.foundation.items import PAIR_ROLES
 from stereoset_eval.curation.labelstudio import config as cfg
 
@@ -114,11 +115,9 @@ def annotator_name(completed_by: Any) -> str:
 
 def load_export(path: str | Path) -> list[dict[str, Any]]:
     """Read an export file (JSON list of tasks); DataFormatError naming the file if not."""
-    path = Path(path)
+    path = check_input_file(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataFormatError(path, "file does not exist") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DataFormatError(path, f"not a JSON file: {exc}") from None
     check_export_shape(data, path)
@@ -140,6 +139,26 @@ def check_export_shape(data: Any, path: str | Path | None = None) -> None:
             raise DataFormatError(path, "task has no 'data' object", row=i, field="data")
         if not isinstance(task["annotations"], list):
             raise DataFormatError(path, "'annotations' is not a list", row=i, field="annotations")
+        for j, ann in enumerate(task["annotations"]):
+            where = f"annotations[{j}]"
+            if not isinstance(ann, Mapping):
+                kind = "null" if ann is None else f"a {type(ann).__name__}"
+                raise DataFormatError(path, f"annotation {j} of task {task.get('id')} is {kind}, expected an object "
+                                            "(a damaged or hand-edited export?)", row=i, field=where)
+            if ann.get("completed_by") in (None, "", {}):
+                raise DataFormatError(path, f"annotation {ann.get('id')} of task {task.get('id')} has no annotator "
+                                            "(completed_by): annotators cannot be told apart, so agreement and "
+                                            "adjudication would merge them; export again with annotator "
+                                            "information", row=i, field=f"{where}.completed_by")
+            result = ann.get("result")
+            if result is not None and not (isinstance(result, list) and all(isinstance(r, Mapping) for r in result)):
+                raise DataFormatError(path, f"annotation {ann.get('id')} of task {task.get('id')}: 'result' must be "
+                                            f"a list of objects, got {type(result).__name__}", row=i,
+                                      field=f"{where}.result")
+    projects = sorted({str(t["project"]) for t in data if t.get("project") is not None})
+    if len(projects) > 1:
+        raise DataFormatError(path, f"the export mixes tasks of {len(projects)} projects ({', '.join(projects)}); "
+                                    "export one project at a time")
 
 
 def _results_by_control(result: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -152,6 +171,17 @@ def _results_by_control(result: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             text = value["text"]
             out[name] = "\n".join(text) if isinstance(text, list) else str(text)
     return out
+
+
+def _check_controls(tasks: Sequence[Mapping[str, Any]], source: str | Path | None) -> None:
+    """The annotations must use this toolkit's controls; another project's config shares none of them."""
+    ours = {cfg.PITFALLS, cfg.DIMENSION, cfg.DECISION, cfg.COMMENT, *cfg.EDITED.values()}
+    seen = {str(r.get("from_name")) for t in tasks for a in t["annotations"] for r in (a.get("result") or [])}
+    if seen and not seen & ours:
+        shown = ", ".join(sorted(seen)[:6])
+        raise DataFormatError(source, f"the annotations use the controls {shown} and none of this toolkit's "
+                                      f"({', '.join(sorted(ours))}): this is the export of a project with another "
+                                      "labeling config")
 
 
 def parse_export(
@@ -218,6 +248,7 @@ def parse_export(
                 pitfalls=frozenset(values.get(cfg.PITFALLS, [])), edited=edited,
                 comment=(values.get(cfg.COMMENT) or "").strip() or None,
             ))
+    _check_controls(tasks, source)
     latest: dict[tuple[str, str], Annotation] = {}
     for a in sorted(candidates, key=time_key):
         key = (a.item_id, a.annotator)

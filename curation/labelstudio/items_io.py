@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping
 
 from stereoset_eval.foundation.atomic import atomic_write_text
 from stereoset_eval.foundation.errors import DataFormatError, StereosetEvalError
+from stereoset_eval.foundation.files import check_input_file
 from stereoset_eval.foundation.items import Edit, Flag, Item, Provenance, Sentence
 
 
@@ -35,9 +36,7 @@ def item_from_dict(d: Mapping[str, Any]) -> Item:
 
 def read_items_jsonl(path: str | Path) -> list[Item]:
     """Items from a JSON-lines file; DataFormatError naming the line on a bad record."""
-    path = Path(path)
-    if not path.exists():
-        raise DataFormatError(path, "file does not exist")
+    path = check_input_file(path)
     items = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -78,9 +77,7 @@ def load_review_items(path: str | Path) -> list[Item]:
     provenance columns restored), so the items pushed from ``pairs.csv`` are the ones the
     merge later matches by id.
     """
-    path = pairs_file_of(path)
-    if not path.exists():
-        raise DataFormatError(path, "file does not exist")
+    path = check_input_file(pairs_file_of(path))
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         return read_items_jsonl(path)

@@ -92,6 +92,16 @@ class MergeResult:
     provenance: dict[str, Any] = field(default_factory=dict)
 
 
+def _check_same_items(items: Sequence[Item], parsed: ParsedExport) -> None:
+    """An export that shares no item id with ``items`` is another project's (or version's)."""
+    ids = {it.id for it in items}
+    if parsed.item_ids and not ids & set(parsed.item_ids):
+        raise StereosetEvalError(
+            f"the Label Studio export ({parsed.n_tasks} tasks, e.g. item {parsed.item_ids[0]!r}) shares no item id "
+            f"with the {len(ids)} items to merge (e.g. {sorted(ids)[0]!r}): it is the export of another project or "
+            "of another curated version; nothing was merged")
+
+
 def merge_annotations(
     items: Sequence[Item],
     parsed: ParsedExport,
@@ -118,6 +128,7 @@ def merge_annotations(
         raise UnknownNameError("unreviewed policy", unreviewed, list(UNREVIEWED_POLICIES))
     if adjudication == "primary" and not primary_annotator:
         raise StereosetEvalError("adjudication 'primary' needs primary_annotator (email or user:<id>)")
+    _check_same_items(items, parsed)
     known_pitfalls = {p.name for p in pitfalls} | set(parsed.pitfall_names)
     severities = {p.name: p.severity for p in pitfalls}
     by_item: dict[str, list[Annotation]] = {}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from stereoset_eval.foundation.errors import StereosetEvalError
+from stereoset_eval.foundation.secrets import scrub, shorten
 from stereoset_eval.curation.labelstudio import config as cfg
 
 API_KEY_ENV = "LABEL_STUDIO_API_KEY"
@@ -25,9 +26,10 @@ class LabelStudioError(StereosetEvalError):
     """A Label Studio server refused or failed a request; names URL and project."""
 
     def __init__(self, url: str, problem: str, *, project: int | None = None) -> None:
+        url = scrub(url)  # http://user:password@host never reaches a message
         self.url, self.project, self.problem = url, project, problem
         where = f"Label Studio at {url}" + (f", project {project}" if project is not None else "")
-        super().__init__(f"{where}: {problem}")
+        super().__init__(scrub(f"{where}: {problem}"))
 
 
 class LabelStudioAuthError(LabelStudioError):
@@ -66,16 +68,19 @@ class Connection:
 
 
 def _scrub(text: str, secret: str) -> str:
-    return text.replace(secret, "***") if secret else text
+    return scrub(text, secret)
 
 
-def _detail(body: Any) -> str:
+def _detail(body: Any, secret: str) -> str:
+    """The useful part of an error body, scrubbed *before* it is cut to 300 characters."""
     if isinstance(body, Mapping):
         parts = [str(body.get("detail") or "")]
         if body.get("validation_errors"):
             parts.append(json.dumps(body["validation_errors"], sort_keys=True))
-        return " ".join(p for p in parts if p) or json.dumps(body, sort_keys=True, default=str)[:300]
-    return str(body)[:300]
+        text = " ".join(p for p in parts if p) or json.dumps(body, sort_keys=True, default=str)
+    else:
+        text = str(body)
+    return shorten(text, 300, secret)
 
 
 def _translate(exc: Exception, url: str, action: str, project: int | None, secret: str) -> LabelStudioError:
@@ -83,7 +88,7 @@ def _translate(exc: Exception, url: str, action: str, project: int | None, secre
     from label_studio_sdk.core.api_error import ApiError
 
     if isinstance(exc, ApiError):
-        status, detail = exc.status_code, _scrub(_detail(exc.body), secret)
+        status, detail = exc.status_code, _detail(exc.body, secret)
         if status in (401, 403):
             return LabelStudioAuthError(url, f"{action}: the API key was refused (HTTP {status}: {detail})", project=project)
         if status == 404:
@@ -96,7 +101,7 @@ def _translate(exc: Exception, url: str, action: str, project: int | None, secre
     if isinstance(exc, (httpx.TransportError, httpx.InvalidURL, httpx.UnsupportedProtocol)):
         problem = _scrub(str(exc), secret) or type(exc).__name__
         return LabelStudioUnreachableError(url, f"{action}: cannot reach the server ({problem})", project=project)
-    return LabelStudioError(url, f"{action} failed: {type(exc).__name__}: {_scrub(str(exc), secret)[:300]}", project=project)
+    return LabelStudioError(url, f"{action} failed: {type(exc).__name__}: {shorten(str(exc), 300, secret)}", project=project)
 
 
 def connect(url: str, api_key: str | None, *, timeout: float = 30.0, max_retries: int = 2) -> Connection:

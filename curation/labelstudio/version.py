@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from stereoset_eval import __version__
-from stereoset_eval.foundation.atomic import atomic_directory
+from stereoset_eval.foundation.outputs import output_folder
 from stereoset_eval.foundation.errors import DataFormatError
 from stereoset_eval.foundation.items import Item
 from stereoset_eval.curation.labelstudio.annotations import ParsedExport
@@ -209,7 +209,7 @@ def write_reviewed_version(out: str | Path, version: ReviewedVersion, merge: Mer
     out = Path(out)
     card = dataset_card(version, version=name,
                         human_review=report_markdown(review_report(merge, parsed, agreement, source=source, run=run)))
-    with atomic_directory(out) as tmp:
+    with output_folder(out, command="annotate merge") as tmp:
         write_curation(version, tmp, card=card)  # replaces the (empty) temporary folder's contents
         review = write_review(tmp / "review", merge, parsed, agreement, source=source, run=run)
     paths = {"card": out / "README.md", "pairs_csv": out / "pairs.csv", "pairs_parquet": out / "pairs.parquet",

@@ -11,7 +11,9 @@ StereoSet (intrasentence contexts):
 
 CrowS-Pairs:
   * ``duplicate_pair`` — the same (sent_more, sent_less) in more than one row (original: 1).
-  * ``identical_sentences`` — sent_more equals sent_less (the pair cannot discriminate).
+  * ``identical_sentences`` — sent_more equals sent_less (the pair cannot discriminate), also
+    when they differ only by whitespace, zero-width/control characters or NFKC forms
+    (:mod:`stereoset_eval.foundation.text_compare`); StereoSet: two of an item's sentences so.
   * ``known_erratum`` — rows documented as invalid in the literature, looked up in
     ``data/known_errata.json`` by the file's sha256 (original: row 709, trunks/bikini).
   * ``label_normalised`` — a bias-type or direction label that had to be normalised
@@ -28,6 +30,7 @@ from importlib import resources
 from typing import Any
 
 from stereoset_eval.foundation.items import Flag, Item
+from stereoset_eval.foundation.text_compare import comparison_form, how_they_differ
 
 _PUNCT_TABLE = str.maketrans("", "", string.punctuation)
 
@@ -63,6 +66,12 @@ def stereoset_load_flags(items: list[Item]) -> list[Item]:
                     f"BLANK glued to other characters: {', '.join(glued)}",
                     {"words": glued},
                 ))
+        roles = [s.role for s in item.sentences]
+        for i, r1 in enumerate(roles):
+            for r2 in roles[i + 1:]:
+                t1, t2 = item.text(r1), item.text(r2)
+                if comparison_form(t1) == comparison_form(t2):
+                    flags[item.id].append(identical_after_normalisation(item.id, r1, t1, r2, t2))
         key = (item.source, ctx, item.text("stereotype"), item.text("anti-stereotype"))
         if key in seen:
             flags[item.id].append(Flag(
@@ -73,6 +82,19 @@ def stereoset_load_flags(items: list[Item]) -> list[Item]:
         else:
             seen[key] = item.id
     return [item.with_flags(flags[item.id]) if flags.get(item.id) else item for item in items]
+
+
+@lru_cache(maxsize=1)
+def identical_after_normalisation(item_id: str, role1: str, text1: str, role2: str, text2: str) -> Flag:
+    """The ``identical_sentences`` error of two sentences equal in :func:`comparison_form`."""
+    how = how_they_differ(text1, text2)
+    detail = f"differ only by {how}" if how else "are identical"
+    return Flag(
+        "identical_sentences", item_id, "error",
+        f"{role1} and {role2} {detail} (identical after NFKC, zero-width/control removal and whitespace "
+        "collapsing); they cannot be scored meaningfully",
+        {"sentence": text1, "other": text2, "roles": [role1, role2], "normalised": bool(how)},
+    )
 
 
 @lru_cache(maxsize=1)
@@ -95,6 +117,8 @@ def crows_load_flags(items: list[Item], *, sha256: str) -> list[Item]:
                 "sent_more and sent_less are identical; the pair cannot be scored meaningfully",
                 {"sentence": more},
             ))
+        elif comparison_form(more) == comparison_form(less):
+            flags[item.id].append(identical_after_normalisation(item.id, "sent_more", more, "sent_less", less))
         key = (more, less)
         if key in seen:
             flags[item.id].append(Flag(

@@ -13,6 +13,7 @@ from pathlib import Path
 from stereoset_eval.foundation.errors import DataFormatError
 from stereoset_eval.foundation.items import DIRECTIONS, Flag, Item, Provenance, Sentence
 from stereoset_eval.foundation.files import file_sha256, read_text_strict
+from stereoset_eval.foundation.limits import check_field, multiline_hint
 from stereoset_eval.curation.loaders.anomalies import crows_load_flags
 from stereoset_eval.curation.loaders.stereoset_table import read_table
 
@@ -56,13 +57,15 @@ def load_crows_pairs(path: str | Path, *, revised: bool | None = None, sep: str 
             raise DataFormatError(path, f"duplicate row index {row_key!r} (first at row {seen_ids[item_id]})", row=i)
         seen_ids[item_id] = i
         for col in ("sent_more", "sent_less"):
+            check_field(path, rec[col], row=i, field=col, table_sep=sep)
             if not str(rec[col]).strip():
                 raise DataFormatError(path, "empty or whitespace-only sentence", row=i, field=col)
         flags: list[Flag] = []
         direction = str(rec["stereo_antistereo"]).strip().lower()
         if direction not in DIRECTIONS:
             raise DataFormatError(
-                path, f"unknown direction {rec['stereo_antistereo']!r}; expected stereo or antistereo",
+                path, f"unknown direction {rec['stereo_antistereo']!r}; expected stereo or antistereo"
+                      f"{multiline_hint(rec.values(), shifted=direction in CROWS_BIAS_TYPES)}",
                 row=i, field="stereo_antistereo",
             )
         raw_bias = str(rec["bias_type"])

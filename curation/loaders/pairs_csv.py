@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from stereoset_eval.foundation.errors import DataFormatError
+from stereoset_eval.foundation.limits import check_field
 from stereoset_eval.curation.dimensions import DIMENSIONS
 from stereoset_eval.foundation.items import DIRECTIONS, PAIR_ROLES, SEVERITIES, Edit, Flag, Item, Provenance, Sentence
 from stereoset_eval.foundation.files import file_sha256
@@ -79,6 +80,7 @@ def load_pairs(path: str | Path) -> list[Item]:
             raise DataFormatError(path, f"duplicate id {item_id!r} (first at row {seen[item_id]})", row=row, field="id")
         seen[item_id] = row
         for c in ("sent_more", "sent_less"):
+            check_field(path, get(c), row=row, field=c, table_sep="\t" if path.suffix.lower() == ".tsv" else ",")
             if not get(c).strip():
                 raise DataFormatError(path, "empty or whitespace-only sentence", row=row, field=c)
         direction = get("stereo_antistereo").strip().lower()
@@ -112,4 +114,15 @@ def load_pairs(path: str | Path) -> list[Item]:
             flags=_flags(_parse_json(get(flags_column), [], path=path, row=row, field=flags_column), item_id,
                          path=path, row=row),
         ))
-    return items
+    return [_flag_identical(it) for it in items]
+
+
+def _flag_identical(item: Item) -> Item:
+    """An ``identical_sentences`` error on a pair whose sides are equal in comparison form."""
+    from stereoset_eval.curation.loaders.anomalies import identical_after_normalisation
+    from stereoset_eval.foundation.text_compare import comparison_form
+
+    more, less = item.text("sent_more"), item.text("sent_less")
+    if comparison_form(more) != comparison_form(less) or any(f.rule == "identical_sentences" for f in item.flags):
+        return item
+    return item.with_flags([identical_after_normalisation(item.id, "sent_more", more, "sent_less", less)])

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from stereoset_eval.foundation.errors import DataFormatError, UnknownNameError
+from stereoset_eval.foundation.files import check_input_file
 from stereoset_eval.foundation.items import Item
 from stereoset_eval.curation.loaders.crows import load_crows_pairs
 from stereoset_eval.curation.loaders.stereoset_json import load_stereoset_json
@@ -38,9 +39,7 @@ def _header(path: Path) -> str:
 
 def detect_format(path: str | Path) -> str:
     """Name of the format of ``path`` (see :data:`FORMATS`)."""
-    path = Path(path)
-    if not path.exists():
-        raise DataFormatError(path, "file does not exist")
+    path = check_input_file(path)
     suffix = path.suffix.lower()
     if suffix == ".json":
         return "stereoset-json"

@@ -8,6 +8,7 @@ their task list.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from stereoset_eval.foundation.errors import DataFormatError
 from stereoset_eval.foundation.items import STEREOSET_TASKS, Item
 from stereoset_eval.foundation.files import file_sha256, read_text_strict
 from stereoset_eval.curation.loaders.stereoset_records import (
-    SentenceRecord, build_stereoset_items, normalise_gold_label,
+    SentenceRecord, build_stereoset_items, json_text, normalise_gold_label,
 )
 
 _EXAMPLE_KEYS = ("id", "target", "bias_type", "context", "sentences")
@@ -57,10 +58,13 @@ def load_stereoset_json(path: str | Path, *, split: str | None = None) -> list[I
                         path, f"{task} example {ex['id']}: a sentence lacks one of {_SENTENCE_KEYS}",
                         row=i, field="sentences",
                     )
+                text = functools.partial(json_text, path=path, row=i)
                 records.append(SentenceRecord(
-                    row=i, task=task, example_id=str(ex["id"]), target=str(ex["target"]),
-                    bias_type=str(ex["bias_type"]), context=str(ex["context"]),
-                    sentence_id=str(s["id"]), sentence=str(s["sentence"]),
+                    row=i, task=task, example_id=text(ex["id"], field="id", id_ok=True),
+                    target=text(ex["target"], field="target"),
+                    bias_type=text(ex["bias_type"], field="bias_type"), context=text(ex["context"], field="context"),
+                    sentence_id=text(s["id"], field="sentences.id", id_ok=True),
+                    sentence=text(s["sentence"], field="sentence"),
                     gold_label=normalise_gold_label(s["gold_label"], path=path, row=i),
                 ))
     return build_stereoset_items(

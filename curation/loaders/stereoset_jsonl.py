@@ -12,7 +12,9 @@ from pathlib import Path
 from stereoset_eval.foundation.errors import DataFormatError
 from stereoset_eval.foundation.items import STEREOSET_ROLES, Item, stable_id
 from stereoset_eval.foundation.files import file_sha256, read_text_strict
-from stereoset_eval.curation.loaders.stereoset_records import SentenceRecord, build_stereoset_items, normalise_task
+from stereoset_eval.curation.loaders.stereoset_records import (
+    SentenceRecord, build_stereoset_items, json_text, normalise_task,
+)
 
 JSONL_KEYS: tuple[str, ...] = ("type", "target", "bias_type", "context") + STEREOSET_ROLES
 
@@ -43,7 +45,8 @@ def load_stereoset_jsonl(path: str | Path, *, split: str | None = None) -> list[
             if key not in obj:
                 raise DataFormatError(path, f"missing key {key!r}", row=lineno, field=key)
         task = normalise_task(obj["type"], path=path, row=lineno)
-        fields = tuple(str(obj[k]) for k in ("target", "bias_type", "context") + STEREOSET_ROLES)
+        fields = tuple(json_text(obj[k], path=path, row=lineno, field=k)
+                       for k in ("target", "bias_type", "context") + STEREOSET_ROLES)
         key = (task,) + fields
         occ = occurrences.get(key, 0)
         occurrences[key] = occ + 1

@@ -9,12 +9,14 @@ BLANKs, BLANK glued to letters, duplicated examples) become flags, see ``anomali
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 from stereoset_eval.foundation.errors import DataFormatError
+from stereoset_eval.foundation.limits import check_field
 from stereoset_eval.foundation.items import STEREOSET_ROLES, STEREOSET_TASKS, Item, Provenance, Sentence
 
 GOLD_LABEL_ALIASES: dict[str, str] = {
@@ -60,6 +62,17 @@ def normalise_gold_label(value: object, *, path: Path, row: int) -> str:
     return GOLD_LABEL_ALIASES[label]
 
 
+def json_text(value: object, *, path: Path, row: int, field: str, id_ok: bool = False) -> str:
+    """A JSON value that must be text (ids may be integers); null is never the sentence "None"."""
+    if isinstance(value, str):
+        return value
+    if id_ok and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    kind = "null" if value is None else type(value).__name__
+    raise DataFormatError(path, f"is JSON {kind} ({json.dumps(value, default=str)[:60]}), expected a string",
+                          row=row, field=field)
+
+
 def normalise_task(value: object, *, path: Path, row: int) -> str:
     task = str(value).strip().lower() if value is not None else ""
     if task not in TASK_ALIASES:
@@ -94,6 +107,8 @@ def build_stereoset_items(
     for rec in records:
         for field_name in ("example_id", "sentence_id", "target", "bias_type", "context", "sentence"):
             value = getattr(rec, field_name)
+            check_field(path, value, row=rec.row, field=field_name,
+                        table_sep=("\t" if path.suffix.lower() == ".tsv" else ",") if fmt == "stereoset-table" else None)
             if value is None or not str(value).strip():
                 raise DataFormatError(path, "empty or whitespace-only value", row=rec.row, field=field_name)
         if rec.sentence_id in seen_sentence_ids:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from stereoset_eval.foundation.errors import DataFormatError
 from stereoset_eval.foundation.items import Item
-from stereoset_eval.foundation.files import file_sha256, read_text_strict
+from stereoset_eval.foundation.files import check_input_file, file_sha256, read_text_strict
 from stereoset_eval.curation.loaders.stereoset_records import (
     SentenceRecord, build_stereoset_items, normalise_gold_label, normalise_task,
 )
@@ -45,8 +45,7 @@ def read_table(path: Path, *, sep: str | None = None) -> pd.DataFrame:
     the header is an error (an extra delimiter), never silently re-aligned.
     """
     if path.suffix.lower() == ".parquet":
-        if not path.exists():
-            raise DataFormatError(path, "file does not exist")
+        check_input_file(path)
         try:
             return pd.read_parquet(path).astype("string").fillna("")
         except Exception as exc:  # pyarrow raises many types; name the file
@@ -66,7 +65,8 @@ def read_table(path: Path, *, sep: str | None = None) -> pd.DataFrame:
                 path, f"malformed table (separator {sep!r}): {got} fields where the header has {want} "
                 f"(an extra {sep!r} delimiter? quote fields that contain it)", row=line - 1,
             ) from None
-        raise DataFormatError(path, f"malformed table (separator {sep!r}): {' '.join(str(exc).split())}") from None
+        hint = "; a quote opened there is never closed (an unbalanced quote)" if "EOF inside string" in str(exc) else ""
+        raise DataFormatError(path, f"malformed table (separator {sep!r}): {' '.join(str(exc).split())}{hint}") from None
     except pd.errors.EmptyDataError:
         raise DataFormatError(path, "file is empty") from None
     if len(header) != len(df.columns) or (df.index.dtype != "int64" and len(df)):

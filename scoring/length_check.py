@@ -1,0 +1,60 @@
+"""Refuse over-long inputs from their token counts, before any masked copy is built.
+
+A method's ``prepare`` builds every request of a unit at once: a pseudo-log-likelihood
+method makes one masked copy per token, so a sentence of *n* tokens costs *n²* token slots
+(an 80 KB sentence reached 4.7 GB before the exact length check after ``prepare`` could
+refuse it). :func:`precheck_lengths` tokenizes each text a unit reads — only a bounded prefix of
+a very long one — and refuses the unit if a single text already exceeds the model's limit;
+the exact check on the built requests still runs afterwards for combined inputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+from stereoset_eval.scoring.methods.base import UnitSpec
+from stereoset_eval.scoring.records import ScoringError
+
+MAX_BATCH_TOKENS = 1_048_576  # padded tokens per forward batch; beyond this one batch alone needs tens of GB
+_SLACK = 2  # a leading-space variant may merge the first word differently: never refuse on that
+_CHARS_PER_TOKEN_BOUND = 32  # tokenize at most this many characters per allowed token
+
+
+def _texts(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _texts(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _texts(v)
+
+
+def token_count(tokenizer: Any, text: str, *, max_length: int) -> tuple[int, bool]:
+    """(tokens of ``text``, whether it is a lower bound from a prefix) — bounded work per text."""
+    window = (max_length + _SLACK + 1) * _CHARS_PER_TOKEN_BOUND
+    if len(text) > window:
+        n = len(tokenizer.encode(text[:window], special=False))
+        if n > max_length + _SLACK:
+            return n, True
+    return len(tokenizer.encode(text, special=False)), False
+
+
+def precheck_lengths(method: str, units: Sequence[UnitSpec], tokenizer: Any, model: str) -> None:
+    """ScoringError listing the units one of whose texts alone exceeds ``tokenizer.max_length``."""
+    limit = int(tokenizer.max_length)
+    too_long: list[tuple[UnitSpec, int, bool]] = []
+    for unit in units:
+        worst, bound = 0, False
+        for text in _texts(dict(unit.inputs)):
+            n, is_bound = token_count(tokenizer, text, max_length=limit)
+            if n > worst:
+                worst, bound = n, is_bound
+        if worst > limit + _SLACK:
+            too_long.append((unit, worst, bound))
+    if too_long:
+        shown = ", ".join(f"{', '.join(u.sentence_ids)} ({'at least ' if b else ''}{n} tokens)"
+                          for u, n, b in too_long[:5])
+        raise ScoringError(f"method {method}: {len(too_long)} input(s) exceed the {limit}-token limit of "
+                           f"{model} (no silent truncation): {shown}")

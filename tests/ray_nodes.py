@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -33,7 +34,9 @@ def free_port() -> int:
 
 
 def _ray_bin() -> str:
-    return str(Path(sys.executable).with_name("ray"))
+    """The ``ray`` command of this interpreter's environment (else the one on PATH)."""
+    beside = Path(sys.executable).with_name("ray")
+    return str(beside) if beside.exists() else (shutil.which("ray") or "ray")
 
 
 @dataclass

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -30,6 +31,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.ray_cluster, pytest.mark.filterwarni
 
 MODELS = ("tiny-bert", "tiny-roberta", "tiny-gpt2")
 LIMIT = 8
+WATCHDOG_S = 600  # the whole module takes ~1.5 min on a loaded 2-core machine
 
 
 def study_config(models_dir: Path, data_dir: Path, tmp: Path, *, name: str, cache: str):
@@ -68,6 +70,9 @@ def cluster(local_run):
     nodes = LocalCluster(root)
     if ray.is_initialized():
         ray.shutdown()
+    watchdog = threading.Timer(WATCHDOG_S, nodes.stop)  # a hung study fails (its nodes gone) instead of hanging CI
+    watchdog.daemon = True
+    watchdog.start()
     try:
         nodes.add_node("head", head=True, resources={"head": 1})
         nodes.wait_for_head()
@@ -78,6 +83,7 @@ def cluster(local_run):
         nodes.wait_for_nodes(2)
         yield nodes
     finally:
+        watchdog.cancel()
         if ray.is_initialized():
             ray.shutdown()
         nodes.stop()

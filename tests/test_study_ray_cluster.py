@@ -76,10 +76,15 @@ def cluster(local_run):
     try:
         nodes.add_node("head", head=True, resources={"head": 1})
         nodes.wait_for_head()
-        nodes.add_node("n2", resources={"n2": 1})
         env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
+        # the driver joins before the second node exists, so it attaches to the head's raylet (its
+        # objects must outlive the node the fault test kills; with two raylets on one host Ray
+        # would pick either if the head's had not registered yet)
         ray.init(address=nodes.address, include_dashboard=False, log_to_driver=False,
                  runtime_env={"env_vars": env} if env else None)
+        nodes.wait_for_nodes(1)
+        assert ray.get_runtime_context().get_node_id() == node_id("head"), "the driver is not on the head node"
+        nodes.add_node("n2", resources={"n2": 1})
         nodes.wait_for_nodes(2)
         yield nodes
     finally:

@@ -69,7 +69,8 @@ def _node_info() -> dict[str, Any]:
     try:
         import ray
 
-        info["node_id"] = ray.get_runtime_context().get_node_id()
+        if ray.is_initialized():  # else get_runtime_context() would start a local Ray instance
+            info["node_id"] = ray.get_runtime_context().get_node_id()
     except Exception:  # noqa: BLE001 - outside Ray (tests, local calls) there is no node id
         pass
     return info

@@ -3,6 +3,8 @@ the node's own cache used and filled, and a node whose weights differ from the d
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from stereoset_eval.scoring.cache import ScoreCache
@@ -40,6 +42,8 @@ def test_the_driver_s_scores_are_not_computed_again_nor_sent_back(job, pairs, tm
     assert again.result.scores == first.result.scores
     assert not (tmp_path / "driver").exists()  # the driver's cache lives at the driver only
     assert again.result.provenance["run"]["cache_dir"] == str(tmp_path / "driver")
+    ray = sys.modules.get("ray")
+    assert ray is None or not ray.is_initialized()  # asking for the node id outside Ray must not start Ray
 
 
 def test_the_node_cache_keeps_a_copy_and_offers_it_to_the_driver(job, pairs, tmp_path, monkeypatch):

@@ -8,6 +8,10 @@ second node is killed while it runs a job, Ray retries that job elsewhere, the s
 completes with identical numbers, and the report names the retried job.
 
 The cluster is torn down (every process of both nodes killed) whatever happens.
+
+Known: this process must not have run another Ray session before the module (``ray.shutdown()``
+then joining this cluster): Ray 2.60 then reports the driver dead (``OwnerDiedError``) to every
+task once the second node is killed. In the default order (file names) no earlier test starts Ray.
 """
 
 from __future__ import annotations

@@ -70,6 +70,9 @@ def cluster(local_run):
     """Head (resource ``head``) + second node (``n2``), one CPU each, this process as the driver."""
     import os
 
+    if getattr(ray._private.worker.global_worker, "listener_thread", None) is not None:  # see the module docstring
+        pytest.fail("this process ran another Ray session before: run tests/test_study_ray_cluster.py before "
+                    "other Ray tests (the default order) or on its own")
     root = Path(tempfile.mkdtemp(prefix="rc", dir="/tmp"))  # short: Ray's socket paths are length-limited
     nodes = LocalCluster(root)
     if ray.is_initialized():

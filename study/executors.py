@@ -182,7 +182,8 @@ class RayExecutor:
 
             outcome = ClusterOutcome()
             try:
-                return run_jobs(ray, jobs, items, settings, on_result=on_result, on_progress=self.on_progress,
+                return run_jobs(ray, jobs, items, settings, run_job=run_job, on_result=on_result,
+                                on_progress=self.on_progress,
                                 outcome=outcome, task_options={"num_cpus": self.cpus_per_task, "num_gpus": gpus,
                                                                "max_retries": self.max_retries})
             finally:

@@ -17,7 +17,7 @@ import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.foundation.items import Item
@@ -88,10 +88,10 @@ def _announce(board: Any, index: int, node: Mapping[str, Any]) -> int:
 
 
 def score_on_node(job: Job, items: Sequence[Item], settings: Any, known: Mapping[str, Any], *, index: int,
-                  expected_weights: str | None, board: Any = None) -> NodeResult:
-    """Run one job here (a Ray task's body); see the module docstring."""
+                  expected_weights: str | None, run_job: Callable[[Job, Sequence[Item], Any], Any],
+                  board: Any = None) -> NodeResult:
+    """Run one job here (a Ray task's body; ``run_job`` is the executors' unit of work); see the module docstring."""
     from stereoset_eval.scoring.cache import ScoreCache
-    from stereoset_eval.study import executors
 
     node = _node_info()
     attempt = _announce(board, index, node)
@@ -101,7 +101,7 @@ def score_on_node(job: Job, items: Sequence[Item], settings: Any, known: Mapping
     try:
         check_weights(job, expected_weights, local_weights_sha256(job.model.id, job.model.revision, node_cache), where)
         if not settings.use_cache:
-            res = executors.run_job(job, items, settings)
+            res = run_job(job, items, settings)
             return NodeResult(res, (), node, attempt)
         column = model_column(job.model.id)
         scratch = Path(tempfile.mkdtemp(prefix="stereoset-eval-job-", dir=node_dir or None))
@@ -110,7 +110,7 @@ def score_on_node(job: Job, items: Sequence[Item], settings: Any, known: Mapping
                 mine = node_cache.rows(model=column, method=job.method) if node_cache is not None else []
                 _put_rows(cache, [r for r in mine if r[0] not in known])
                 _put_rows(cache, [(k, column, job.method, v) for k, v in known.items()])
-                res = executors.run_job(job, items, dataclasses.replace(settings, cache_dir=str(scratch)))
+                res = run_job(job, items, dataclasses.replace(settings, cache_dir=str(scratch)))
                 rows = tuple(r for r in cache.rows() if r[0] not in known)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)  # the scratch folder this task created

@@ -66,12 +66,14 @@ def _error_line(exc: BaseException) -> str:
 
 
 def run_jobs(ray: Any, jobs: Sequence[Job], items: Mapping[str, Sequence[Item]], settings: Any, *,
-             task_options: Mapping[str, Any], on_result: Callable[[Any], None] | None = None,
+             run_job: Callable[..., Any], task_options: Mapping[str, Any],
+             on_result: Callable[[Any], None] | None = None,
              on_progress: OnProgress | None = None, poll_s: float = 0.5,
              outcome: ClusterOutcome | None = None) -> list[Any]:
     """Run ``jobs`` on the connected cluster; results (``JobResult``) in job order.
 
     Args:
+        run_job: scores one job in a worker (:func:`stereoset_eval.study.executors.run_job`).
         task_options: ``ray.remote`` options of each task (CPUs, GPUs, ``max_retries``).
         on_progress: called with a :class:`Progress` whenever it changes (default: logged).
         outcome: filled with attempts, retried jobs, nodes and the weights record.
@@ -101,7 +103,8 @@ def run_jobs(ray: Any, jobs: Sequence[Job], items: Mapping[str, Sequence[Item]],
             known = ({k: v for k, _m, _me, v in cache.rows(model=model_column(job.model.id), method=job.method)}
                      if cache is not None else {})
             return task.remote(job, refs[job.benchmark], settings, known, index=i,
-                               expected_weights=outcome.weights_sha256.get(job.model.name), board=board)
+                               expected_weights=outcome.weights_sha256.get(job.model.name), run_job=run_job,
+                               board=board)
 
         in_flight = {submit(c[0]): c[0] for c in chains}
         results: list[Any] = [None] * len(jobs)
@@ -145,7 +148,8 @@ def run_jobs(ray: Any, jobs: Sequence[Job], items: Mapping[str, Sequence[Item]],
                 pass
     if failures:
         lines = [f"{jobs[i].model.name} ({jobs[i].model.id}), method {jobs[i].method} on {jobs[i].benchmark}: "
-                 f"{msg} (attempts: {len(outcome.attempts.get(keys[i], [])) or 1})" for i, msg in sorted(failures.items())]
+                 f"{msg} (attempts: {len(outcome.attempts.get(keys[i], [])) or 1})"
+                 for i, msg in sorted(failures.items())]
         raise JobsFailedError(f"{len(failures)} of {len(jobs)} job(s) failed after retries (the other jobs' scores "
                               f"are cached; a rerun computes only what is missing): " + "; ".join(lines))
     return results

@@ -5,7 +5,8 @@ node's raylet and workers and nothing else), with its own temporary folder, reso
 node-local score cache (``STEREOSET_EVAL_NODE_CACHE`` in its environment). Nodes are started with
 ``--node-ip-address=127.0.0.1`` (Ray maps it to this machine's own address: all traffic stays on
 the machine); token authentication is off (``RAY_AUTH_MODE=disabled``: Ray reads
-the driver's mode when it is imported, and a test process may have imported it already). :meth:`LocalCluster.stop` always tears every node down (SIGTERM, then SIGKILL).
+the driver's mode when it is imported, and a test process may have imported it already).
+:meth:`LocalCluster.stop` always tears every node down (SIGKILL of each node's process tree).
 """
 
 from __future__ import annotations

@@ -143,6 +143,21 @@ class ScoreCache:
             self._db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", rows)
 
     @_guarded
+    def rows(self, *, model: str | None = None, method: str | None = None) -> list[tuple[str, str, str, Any]]:
+        """``(key, model, method, value)`` of every stored result, optionally of one model and/or method.
+
+        What a study's driver sends a worker node (its results for that model and method) and what
+        a worker sends back; keys are content hashes, so an extra row is never a wrong hit.
+        """
+        where, args = [], []
+        for column, value in (("model", model), ("method", method)):
+            if value is not None:
+                where.append(f"{column}=?")
+                args.append(value)
+        sql = "SELECT key, model, method, value FROM results" + (" WHERE " + " AND ".join(where) if where else "")
+        return [(k, m, me, json.loads(v)) for k, m, me, v in self._db.execute(sql + " ORDER BY key", args)]
+
+    @_guarded
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
 

@@ -7,9 +7,9 @@ only computes what is new.
 
 Ray: one task per (model, benchmark, method), with one GPU requested when the cluster has
 GPUs; it connects to an existing cluster (``address``: ``auto``, ``ray://host:10001`` …) or
-starts a local one (``num_cpus``). Ray does the scheduling; this module only submits the
-tasks and gathers their results. On a multi-node cluster the cache folder must be one every
-node can write (SQLite over NFS is not safe; see the README's limitations).
+starts a local one (``num_cpus``). Ray does the scheduling and the retries; the driver owns
+the cache and sends each task the scores it already has (:mod:`stereoset_eval.study.ray_cluster`),
+so no folder needs to be shared between nodes (docs/ray.md).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from stereoset_eval.foundation.items import Item
 #: environment variables forwarded to Ray workers (a remote cluster does not inherit the driver's)
 FORWARDED_ENV: tuple[str, ...] = (
     "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HOME", "HF_HUB_CACHE", "TRANSFORMERS_OFFLINE",
-    "STEREOSET_EVAL_CACHE", "STEREOSET_EVAL_DATA",
-)
+    "STEREOSET_EVAL_DATA",
+)  # not STEREOSET_EVAL_CACHE: the driver owns the cache; a node's own is $STEREOSET_EVAL_NODE_CACHE
 OnResult = Callable[["JobResult"], None]
 
 
@@ -122,14 +122,23 @@ class RayExecutor:
         num_cpus: CPUs of the local instance (ignored when connecting).
         cpus_per_task: CPUs each task requests.
         gpus_per_task: GPUs each task requests; None = 1 if the cluster has GPUs, else 0.
+        max_retries: times Ray resubmits a task whose worker or node died (or that raised a
+            retryable error, :data:`~stereoset_eval.study.ray_cluster.RETRYABLE`).
+        on_progress: called with each new :class:`~stereoset_eval.study.progress.Progress`
+            (default: logged at INFO by ``stereoset_eval.study.ray_cluster``).
     """
 
     name = "ray"
 
     def __init__(self, *, address: str | None = None, num_cpus: int | None = None, cpus_per_task: float = 1,
-                 gpus_per_task: float | None = None) -> None:
+                 gpus_per_task: float | None = None, max_retries: int | None = None,
+                 on_progress: Callable[[Any], None] | None = None) -> None:
+        from stereoset_eval.study.ray_cluster import DEFAULT_MAX_RETRIES
+
         self.address, self.num_cpus = address, num_cpus
         self.cpus_per_task, self.gpus_per_task = cpus_per_task, gpus_per_task
+        self.max_retries = DEFAULT_MAX_RETRIES if max_retries is None else max_retries
+        self.on_progress = on_progress
         self._cluster: dict[str, Any] = {}
 
     def _ray(self) -> Any:
@@ -169,31 +178,19 @@ class RayExecutor:
             self._cluster = {"address": self.address or "local", "resources": {k: resources[k] for k in
                              ("CPU", "GPU") if k in resources}, "gpus_per_task": gpus,
                              "cpus_per_task": self.cpus_per_task, "ray_version": ray.__version__}
-            task = ray.remote(num_cpus=self.cpus_per_task, num_gpus=gpus, max_retries=0)(run_job)
-            refs = {name: ray.put(list(its)) for name, its in items.items() if any(j.benchmark == name for j in jobs)}
-            pending = {task.remote(job, refs[job.benchmark], settings): i for i, job in enumerate(jobs)}
-            results: list[JobResult | None] = [None] * len(jobs)
-            waiting = list(pending)
-            while waiting:
-                done, waiting = ray.wait(waiting, num_returns=1)
-                res = self._get(ray, done[0])
-                results[pending[done[0]]] = res
-                if on_result is not None:
-                    on_result(res)
-            return [r for r in results if r is not None]
+            from stereoset_eval.study.ray_cluster import ClusterOutcome, run_jobs
+
+            outcome = ClusterOutcome()
+            try:
+                return run_jobs(ray, jobs, items, settings, run_job=run_job, on_result=on_result,
+                                on_progress=self.on_progress,
+                                outcome=outcome, task_options={"num_cpus": self.cpus_per_task, "num_gpus": gpus,
+                                                               "max_retries": self.max_retries})
+            finally:
+                self._cluster.update(max_retries=self.max_retries, **outcome.describe())
         finally:
             if started_here:
                 ray.shutdown()
-
-    @staticmethod
-    def _get(ray: Any, ref: Any) -> JobResult:
-        try:
-            return ray.get(ref)
-        except ray.exceptions.RayTaskError as exc:
-            cause = getattr(exc, "cause", None)
-            if isinstance(cause, StereosetEvalError):
-                raise cause from None  # the toolkit's own one-line error, as with the local executor
-            raise
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, **self._cluster}

@@ -99,6 +99,8 @@ def execute(config: StudyConfig, args: argparse.Namespace) -> int:
 
     executor = make_executor(args.executor, address=args.ray_address, num_cpus=args.ray_num_cpus)
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    if log is not None and hasattr(executor, "on_progress"):  # Ray: done / running (node) / queued, ETA
+        executor.on_progress = lambda progress: log(progress.line())
     run = run_study(config, executor=executor, log=log)
     stats = run.cache_stats
     print(f"scores: {stats['hits']} sentences from the cache, {stats['computed']} computed")

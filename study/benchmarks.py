@@ -6,7 +6,12 @@
 * ``curated``: the pairs that :func:`stereoset_eval.curation.pipeline.curate_items` derives from another
   benchmark of the study (harmonised, gender-normalised, dimension-tagged), curated from that
   benchmark's *full* item list so that ``limit`` never changes which pairs exist;
-* ``pairs``: a curated pairs file (e.g. written by ``stereoset-eval curate`` after review).
+* ``pairs``: a curated pairs file (e.g. written by ``stereoset-eval curate`` after review);
+* ``bmne-stereoset`` / ``bmne-crowspairs``: the BMNE release (``teias-ai/BMNE`` at the pinned
+  revision, checksum-verified), its ``category`` a human dimension tag used as is.
+
+A benchmark marked ``optional`` whose file can be neither found nor downloaded is left out by
+:func:`drop_unavailable` with its reason (shown in the report) instead of failing the study.
 
 Filters are explicit and counted: ``bias_types``, the ``untagged`` rule for pairs without a
 dimension, and ``limit`` (the first N items in file order — a quick look, not a result).
@@ -14,6 +19,7 @@ dimension, and ``limit`` (the first N items in file order — a quick look, not 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -27,9 +33,12 @@ from stereoset_eval.foundation.items import Item
 DEFAULT_FILES: dict[str, tuple[str, ...]] = {
     "stereoset": ("stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-jsonl"),
     "crows-pairs": ("crows-pairs",),
+    "bmne-stereoset": ("bmne-stereoset",),
+    "bmne-crowspairs": ("bmne-crowspairs",),
 }
 #: metric family of each source: which metrics apply to its items
-FAMILY: dict[str, str] = {"stereoset": "stereoset", "crows-pairs": "crows", "curated": "pairs", "pairs": "pairs"}
+FAMILY: dict[str, str] = {"stereoset": "stereoset", "crows-pairs": "crows", "curated": "pairs", "pairs": "pairs",
+                          "bmne-stereoset": "pairs", "bmne-crowspairs": "pairs"}
 
 
 class BenchmarkDataError(StereosetEvalError, ValueError):
@@ -91,11 +100,41 @@ def resolve_file(spec: BenchmarkSpec, *, data_dir: str | None, download: bool) -
 def _load_file(spec: BenchmarkSpec, path: Path) -> list[Item]:
     from stereoset_eval.curation.loaders.registry import load_items
 
+    if spec.source.startswith("bmne-"):
+        from stereoset_eval.curation.loaders.bmne_release import load_bmne_release
+
+        return load_bmne_release(path, subset=spec.source.removeprefix("bmne-"))
     loader = {"stereoset": "stereoset", "crows-pairs": "crows-pairs", "pairs": "pairs"}[spec.source]
     items = load_items(loader, path)
     if spec.source == "stereoset":
         items = [i for i in items if i.source == "stereoset-intra"]
     return items
+
+
+def drop_unavailable(config: StudyConfig) -> StudyConfig:
+    """``config`` without its ``optional`` benchmarks whose data file is unavailable.
+
+    Each one left out is recorded in ``skipped`` with the reason, and the comparisons naming it
+    are dropped; a benchmark curated from one left out is left out too.
+    """
+    skipped: list[tuple[str, str]] = []
+    for spec in config.benchmarks:
+        if spec.optional and spec.source != "curated":
+            try:
+                resolve_file(spec, data_dir=config.data_dir, download=config.download)
+            except StereosetEvalError as exc:
+                skipped.append((spec.name, str(exc)))
+    gone = {name for name, _ in skipped}
+    for spec in config.benchmarks:
+        if spec.source == "curated" and spec.origin in gone:
+            skipped.append((spec.name, f"its origin {spec.origin!r} was left out"))
+            gone.add(spec.name)
+    if not skipped:
+        return config
+    compare = tuple(p for p in config.analysis.compare if not set(p) & gone)
+    return config.replace(benchmarks=tuple(b for b in config.benchmarks if b.name not in gone),
+                          analysis=dataclasses.replace(config.analysis, compare=compare),
+                          skipped=config.skipped + tuple(skipped))
 
 
 def _filter_bias_types(spec: BenchmarkSpec, items: list[Item]) -> list[Item]:

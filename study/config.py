@@ -32,6 +32,8 @@ SOURCES: dict[str, str] = {
     "crows-pairs": "CrowS-Pairs pairs (original or revised file)",
     "curated": "pairs curated from another benchmark of the study by the curation pipeline (dimension tags)",
     "pairs": "a curated pairs file written by `stereoset-eval curate` (e.g. after human review)",
+    "bmne-stereoset": "the BMNE release's StereoSet subset (teias-ai/BMNE, config stereoset; human dimension tags)",
+    "bmne-crowspairs": "the BMNE release's CrowS-Pairs subset (teias-ai/BMNE, config crowspairs; human dimension tags)",
 }
 #: protocol value meaning "the benchmark's own method for this model kind"
 BENCHMARK_METHOD = "benchmark"
@@ -73,13 +75,15 @@ class BenchmarkSpec:
     """One benchmark of the study.
 
     Attributes:
-        name: display name, unique in the study (``StereoSet``, ``BMNE-CrowS`` …).
+        name: display name, unique in the study (``StereoSet``, ``BMNE-CrowS``, ``curated-CrowS`` …).
         source: a key of :data:`SOURCES`.
-        data: manifest name or file path (``stereoset``, ``crows-pairs``, ``pairs``); None =
-            the first manifest file of that benchmark found in the data directory.
+        data: manifest name or file path (``stereoset``, ``crows-pairs``, ``pairs``, ``bmne-*``);
+            None = the first manifest file of that benchmark found in the data directory.
         origin: for ``curated``: the name of the benchmark whose items are curated.
         bias_types: keep only these bias types (empty = all).
         methods: per model kind, the methods to run on this benchmark (overrides ``[methods]``).
+        optional: when its data file can be neither found nor downloaded, the study skips it
+            with a note in the report (and drops the comparisons naming it) instead of failing.
     """
 
     name: str
@@ -88,6 +92,7 @@ class BenchmarkSpec:
     origin: str | None = None
     bias_types: tuple[str, ...] = ()
     methods: Mapping[str, tuple[str, ...]] | None = None
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,8 @@ class StudyConfig:
     last_layer: str = "scored"
     limit: int | None = None
     source: str = "<dict>"
+    #: optional benchmarks left out because their data was unavailable: (name, reason)
+    skipped: tuple[tuple[str, str], ...] = ()
 
     def benchmark(self, name: str) -> BenchmarkSpec:
         for b in self.benchmarks:

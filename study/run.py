@@ -29,7 +29,7 @@ from stereoset_eval.foundation.provenance import build_provenance, file_sha256
 from stereoset_eval.analysis.report_model import Report
 from stereoset_eval.analysis.report_writer import write_report
 from stereoset_eval.study.analyse import StudyAnalysis, analyse
-from stereoset_eval.study.benchmarks import BenchmarkData, load_benchmarks
+from stereoset_eval.study.benchmarks import BenchmarkData, drop_unavailable, load_benchmarks
 from stereoset_eval.study.config import StudyConfig
 from stereoset_eval.study.executors import Executor, JobResult, LocalExecutor, ScoreSettings
 from stereoset_eval.study.plan import Job, check_protocols, model_kinds, plan_jobs, protocols
@@ -123,6 +123,9 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
     say = log or (lambda _msg: None)
     executor = executor or LocalExecutor()
     kinds = model_kinds(config)
+    config = drop_unavailable(config)
+    for name, reason in config.skipped:
+        say(f"skipped benchmark {name}: {reason}")
     benchmarks = load_benchmarks(config)
     for b in benchmarks.values():
         say(f"benchmark {b.name}: {len(b.items)} items ({', '.join(f'{k} {v}' for k, v in b.counts.items())})")

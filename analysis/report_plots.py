@@ -45,7 +45,8 @@ def score_bars(
         ax.errorbar(
             [values[i] for i in with_ci],
             [ypos[i] for i in with_ci],
-            xerr=[[values[i] - lows[i] for i in with_ci], [highs[i] - values[i] for i in with_ci]],
+            # max(0, ·): a CI equal to the value (every resample alike) can differ from it by float noise
+            xerr=[[max(0.0, values[i] - lows[i]) for i in with_ci], [max(0.0, highs[i] - values[i]) for i in with_ci]],
             fmt="none",
             ecolor="#333333",
             elinewidth=1,

@@ -1,4 +1,4 @@
-"""Pair stereotype score and the seed paper's balanced stereotype score.
+"""Pair stereotype score and the BMNE paper's balanced stereotype score.
 
 * **Pair ss** (BMNE §4.1): % of pairs in which the stereotypical sentence scores higher
   than the anti-stereotypical one (e.g. PLL(stereotypical) > PLL(anti-stereotypical)).

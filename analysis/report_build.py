@@ -127,7 +127,7 @@ def correlation_section(
 
 
 def balance_table_section(table: BalanceTable, *, key: str = "balance-table") -> Section:
-    """Seed paper Table 6 layout: per model, pre- and post-balance scores of two benchmarks, ρ below."""
+    """The BMNE paper's Table 6 layout: per model, pre- and post-balance scores of two benchmarks, ρ below."""
     x, y = table.x_name, table.y_name
     rows = tuple(
         (str(r.model), fmt(r.x_pre), fmt(r.y_pre), fmt(r.x_post), fmt(r.y_post)) for r in table.rows.itertuples()

@@ -1,4 +1,4 @@
-"""The seed paper's StereoSet recipe (BMNE, Zakizadeh & Pilehvar 2025): a *micro* average over examples.
+"""The BMNE paper's StereoSet recipe (Zakizadeh & Pilehvar 2025): a *micro* average over examples.
 
 It is **not** the official metric and is always labelled ``micro``; never put its numbers in
 one table with the official ones (:mod:`stereoset_eval.analysis.stereoset_metrics`).
@@ -28,7 +28,7 @@ from stereoset_eval.foundation.items import Item
 
 MICRO_OPTIONS: dict[str, str] = {
     "variant": "micro",
-    "reference": "BMNE seed recipe (Zakizadeh & Pilehvar 2025), not the official evaluation.py",
+    "reference": "the BMNE paper's recipe (Zakizadeh & Pilehvar 2025), not the official evaluation.py",
     "averaging": "micro over examples",
     "lms": "unrelated strictly below both meaningful options",
     "ties": "strict >: a stereotype/anti tie counts as anti-stereotype",
@@ -73,5 +73,5 @@ def score_micro_scope(outcomes: Sequence[ExampleOutcome], scope: str) -> StereoS
 
 
 def evaluate_stereoset_micro(items: Iterable[Item], scores: Mapping[str, float]) -> StereoSetEvaluation:
-    """The seed paper's micro lms / ss / icat for every scope (same scopes as the official one)."""
+    """The BMNE paper's micro lms / ss / icat for every scope (same scopes as the official one)."""
     return evaluate_scopes(example_outcomes(items, scores), score_micro_scope, "micro", MICRO_OPTIONS)

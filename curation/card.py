@@ -115,7 +115,7 @@ Words = `len(text.split())`, characters = `len(text)`; std is the sample std (dd
 Jaccard similarity of word sets (`stereoset_eval.curation.text.words`: lower-cased word tokens,
 punctuation dropped) between each curated sentence and the source sentence it was made
 from: over edited sentences only (`mean_jaccard_edited`) and over all curated sentences,
-unedited ones counting 1.0 (`mean_jaccard_all`). The seed paper reports 83.45%.
+unedited ones counting 1.0 (`mean_jaccard_all`). The BMNE paper reports 83.45%.
 
 {_md(result.jaccard)}
 

@@ -1,4 +1,4 @@
-"""The study report, laid out like the seed paper (Zakizadeh & Pilehvar 2025):
+"""The study report, laid out like the BMNE paper (Zakizadeh & Pilehvar 2025):
 
 1. overview — models (id, revision, weights sha256), benchmarks (files, counts), jobs (cache hits);
 2. Table 4 — Spearman ρ between benchmarks across models, pre- and post-balance, per protocol;

@@ -120,7 +120,7 @@ def test_html_report_is_self_contained_and_lists_provenance(tmp_path):
         "abc123",
         "2025-01-01T00:00:00+00:00",
         "numpy",
-        "seed-paper micro variant",
+        "BMNE-paper micro variant",
         "NOT the official metric",
         "ideal",
     ):

@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", help="scoring method (default: from the score file's provenance)")
     p.add_argument("--task", choices=STEREOSET_TASKS, help="StereoSet: report one task only")
     p.add_argument(
-        "--micro", action="store_true", help="StereoSet: add the seed paper's micro variant (separate section)"
+        "--micro", action="store_true", help="StereoSet: add the BMNE paper's micro variant (separate section)"
     )
     p.add_argument("--ndigits", type=int, default=3, help="CrowS-Pairs: round scores before comparing (metric.py: 3)")
     p.add_argument("--no-rounding", action="store_true", help="CrowS-Pairs: compare unrounded scores")

@@ -66,4 +66,5 @@ def test_bad_scores_file_is_one_line(tmp_path, capsys, content, message):
 
 def test_unknown_compare_pair_is_named(data_dir, capsys):
     rc = main(["tables", "--scores", str(data_dir / "bmne" / "bmne_paper_table6.csv"), "--compare", "crows", "nope"])
-    assert rc == 2 and "['nope']" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert rc == 2 and "['nope']" in err and "bmne_paper_table6.csv" in err

@@ -130,7 +130,7 @@ def _p_cells(c: Correlation | str | None) -> tuple[str, str, str]:
 
 
 def build_tables(long: pd.DataFrame, *, compare: list[tuple[str, str]] | None, permutations: int,
-                 random_seed: int) -> tuple[list[Table], dict[str, Any]]:
+                 random_seed: int, source: Path | None = None) -> tuple[list[Table], dict[str, Any]]:
     """Table 4 (one row per protocol and pair) and one Table 6 per protocol and balanced pair."""
     opts = {"permutations": permutations or None, "seed": random_seed}
     t4_rows, t6, notes = [], [], []
@@ -141,7 +141,8 @@ def build_tables(long: pd.DataFrame, *, compare: list[tuple[str, str]] | None, p
         for x, y in pairs:
             missing = [b for b in (x, y) if b not in benches]
             if missing:
-                raise DataFormatError(None, f"no scores for benchmark(s) {missing}; the file has {benches}")
+                where = "" if protocol == NO_PROTOCOL else f" in protocol {protocol!r}"
+                raise DataFormatError(source, f"no scores for benchmark(s) {missing}{where}; the file has {benches}")
             cells = {s: (_rho(_values(table, x, s), _values(table, y, s), x, y, opts)
                          if _values(table, x, s) and _values(table, y, s) else None) for s in STAGES}
             n = max((c.n for c in cells.values() if isinstance(c, Correlation)), default=0)
@@ -185,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
         raise DataFormatError(None, f"--permutations must be 0 or more, got {args.permutations}")
     long = read_scores(args.scores)
     tables, data = build_tables(long, compare=args.compare, permutations=args.permutations,
-                                random_seed=args.random_seed)
+                                random_seed=args.random_seed, source=args.scores)
     print("\n".join(markdown_table(t) for t in tables))
     if args.json is not None:
         atomic_write_json(args.json, {"scores": str(args.scores), **data})

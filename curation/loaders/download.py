@@ -161,14 +161,16 @@ def _hf_config(name: str, hf: dict[str, Any], dest: Path) -> None:
 
     ds = datasets.load_dataset(hf["repo"], hf["config"], split=hf.get("split", "train"), revision=hf["revision"])
     frame = ds.to_pandas()
-    columns = hf.get("columns")
-    if columns and list(frame.columns) != list(columns):
-        raise ChecksumError(f"{name}: {hf['repo']}@{hf['revision']} config {hf['config']} has columns "
-                            f"{list(frame.columns)}, expected {columns}")
+    columns = list(hf.get("columns") or frame.columns)
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise StereosetEvalError(f"{name}: {hf['repo']}@{hf['revision']} config {hf['config']} lacks column(s) "
+                                 f"{missing}; it has {list(frame.columns)}")
     with atomic_path(dest) as tmp:
-        frame.to_csv(tmp, index=False, lineterminator="\n")
+        frame[columns].to_csv(tmp, index=False, lineterminator="\n")  # the release's column order
         sha = file_sha256(tmp)
     atomic_write_json(record_path(dest), {
         "sha256": sha, "origin": "datasets.load_dataset at first download", "hf": hf, "rows": len(frame),
+        "columns_dropped": [c for c in frame.columns if c not in columns],
         "datasets_version": datasets.__version__, "fingerprint": getattr(ds, "_fingerprint", None),
     })

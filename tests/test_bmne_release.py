@@ -161,3 +161,13 @@ def test_local_copy_without_a_record_gets_one(tmp_path):
     dl.fetch("bmne-crowspairs", data_directory=tmp_path, download=False)
     record = dl.recorded(dest)
     assert record["sha256"] == file_sha256(CROWS) and record["origin"].startswith("local copy")
+
+
+def test_fetch_data_goes_on_past_an_unavailable_release(data_dir, capsys):
+    from stereoset_eval.cli.main import main
+
+    rc = main(["fetch-data", "--no-download", "--data-dir", str(data_dir)])
+    out, err = capsys.readouterr()
+    assert rc == 2 and "ok  crows-pairs " in out and "ok  stereoset-dev-ids-csv" in out
+    assert "bmne-stereoset: " in err  # and the JSON files the shared folder does not hold
+    assert "4 file(s) not available: bmne-crowspairs, bmne-stereoset, stereoset-dev, stereoset-test" in err

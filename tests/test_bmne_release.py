@@ -112,10 +112,14 @@ def test_crowspairs_config_through_datasets_records_its_checksum(tmp_path, monke
 
 @pytest.mark.parametrize("name, what", [("bmne-stereoset", "stereoset_subset.csv"), ("bmne-crowspairs", "config crowspairs")])
 def test_offline_error_names_the_entry_and_the_local_copy(tmp_path, monkeypatch, name, what):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub-cache"))  # nothing cached
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "ds-cache"))
+    import datasets.config
+    import huggingface_hub.constants
+
+    # offline and nothing cached, whatever the environment (both libraries read these at import)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "ds-cache")
     with pytest.raises(StereosetEvalError) as err:
         dl.fetch(name, data_directory=tmp_path / "data")
     msg = str(err.value)

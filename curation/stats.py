@@ -1,4 +1,4 @@
-"""Curation statistics (the BMNE paper's Tables 1 and 3, Figure 2), as plain DataFrames.
+"""Curation statistics (BMNE paper Tables 1 and 3, Figure 2), as plain DataFrames.
 
 Definitions (stated in every dataset card):
 

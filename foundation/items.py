@@ -31,6 +31,8 @@ SOURCES: dict[str, str] = {
     "crows-pairs": "CrowS-Pairs, original 1,508 pairs (Nangia et al. 2020)",
     "crows-pairs-revised": "CrowS-Pairs, revised English file (Neveol et al. 2022)",
     "curated": "Harmonised gender-swap pairs produced by stereoset-eval curation",
+    "bmne-stereoset": "The BMNE release (Zakizadeh & Pilehvar 2025), StereoSet subset, human dimension tags",
+    "bmne-crowspairs": "The BMNE release (Zakizadeh & Pilehvar 2025), CrowS-Pairs subset, human dimension tags",
 }
 
 SEVERITIES: tuple[str, ...] = ("info", "warning", "error")

@@ -6,7 +6,12 @@
 * ``curated``: the pairs that :func:`stereoset_eval.curation.pipeline.curate_items` derives from another
   benchmark of the study (harmonised, gender-normalised, dimension-tagged), curated from that
   benchmark's *full* item list so that ``limit`` never changes which pairs exist;
-* ``pairs``: a curated pairs file (e.g. written by ``stereoset-eval curate`` after review).
+* ``pairs``: a curated pairs file (e.g. written by ``stereoset-eval curate`` after review);
+* ``bmne-stereoset`` / ``bmne-crowspairs``: the BMNE release (``teias-ai/BMNE`` at the pinned
+  revision, checksum-verified), its ``category`` a human dimension tag used as is.
+
+A benchmark marked ``optional`` whose file can be neither found nor downloaded is left out by
+:func:`drop_unavailable` with its reason (shown in the report) instead of failing the study.
 
 Filters are explicit and counted: ``bias_types``, the ``untagged`` rule for pairs without a
 dimension, and ``limit`` (the first N items in file order — a quick look, not a result).
@@ -14,6 +19,7 @@ dimension, and ``limit`` (the first N items in file order — a quick look, not 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -91,6 +97,32 @@ def _load_file(spec: BenchmarkSpec, path: Path) -> list[Item]:
     items = benchmark_for_source(spec.source).load(path)
     keep = source(spec.source).item_source
     return [i for i in items if i.source == keep] if keep else items
+
+
+def drop_unavailable(config: StudyConfig) -> StudyConfig:
+    """``config`` without its ``optional`` benchmarks whose data file is unavailable.
+
+    Each one left out is recorded in ``skipped`` with the reason, and the comparisons naming it
+    are dropped; a benchmark curated from one left out is left out too.
+    """
+    skipped: list[tuple[str, str]] = []
+    for spec in config.benchmarks:
+        if spec.optional and source(spec.source).from_file:
+            try:
+                resolve_file(spec, data_dir=config.data_dir, download=config.download)
+            except StereosetEvalError as exc:
+                skipped.append((spec.name, str(exc)))
+    gone = {name for name, _ in skipped}
+    for spec in config.benchmarks:
+        if not source(spec.source).from_file and spec.origin in gone:
+            skipped.append((spec.name, f"its origin {spec.origin!r} was left out"))
+            gone.add(spec.name)
+    if not skipped:
+        return config
+    compare = tuple(p for p in config.analysis.compare if not set(p) & gone)
+    return config.replace(benchmarks=tuple(b for b in config.benchmarks if b.name not in gone),
+                          analysis=dataclasses.replace(config.analysis, compare=compare),
+                          skipped=config.skipped + tuple(skipped))
 
 
 def _filter_bias_types(spec: BenchmarkSpec, items: list[Item]) -> list[Item]:

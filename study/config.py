@@ -58,9 +58,21 @@ def parse_config(raw: Mapping[str, Any], *, source: str = "<dict>", base_dir: Pa
     return parse(raw, source=source, base_dir=base_dir)
 
 
+def packaged_studies() -> list[str]:
+    """File names of the studies shipped in ``stereoset_eval.data`` (``default_study.toml``, ``bmne_study.toml``)."""
+    return sorted(p.name for p in resources.files("stereoset_eval.data").iterdir() if p.name.endswith("_study.toml"))
+
+
 def load_config(path: str | Path) -> StudyConfig:
-    """Read and validate a study TOML file."""
+    """Read and validate a study TOML file.
+
+    A bare name that is not a file but names a packaged study (``bmne_study.toml``) loads that
+    one, so ``stereoset-eval study bmne_study.toml`` runs the BMNE paper's study as shipped.
+    """
     path = Path(path)
+    if not path.exists() and path.name == str(path) and path.name in packaged_studies():
+        text = resources.files("stereoset_eval.data").joinpath(path.name).read_text(encoding="utf-8")
+        return _parse_text(text, source=f"package data/{path.name}", base_dir=None)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

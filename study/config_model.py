@@ -59,13 +59,15 @@ class BenchmarkSpec:
     """One benchmark of the study.
 
     Attributes:
-        name: display name, unique in the study (``StereoSet``, ``BMNE-CrowS`` …).
+        name: display name, unique in the study (``StereoSet``, ``BMNE-CrowS``, ``curated-CrowS`` …).
         source: a key of :data:`SOURCES`.
         data: manifest name or file path (``stereoset``, ``crows-pairs``, ``pairs``); None =
             the first manifest file of that benchmark found in the data directory.
         origin: for ``curated``: the name of the benchmark whose items are curated.
         bias_types: keep only these bias types (empty = all).
         methods: per model kind, the methods to run on this benchmark (overrides ``[methods]``).
+        optional: when its data file can be neither found nor downloaded, the study skips it
+            with a note in the report (and drops the comparisons naming it) instead of failing.
     """
 
     name: str
@@ -74,6 +76,7 @@ class BenchmarkSpec:
     origin: str | None = None
     bias_types: tuple[str, ...] = ()
     methods: Mapping[str, tuple[str, ...]] | None = None
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,8 @@ class StudyConfig:
     run: RunSettings = field(default_factory=RunSettings)  # [study] device, dtype, batch_tokens, last_layer, allocator
     limit: int | None = None
     source: str = "<dict>"
+    #: optional benchmarks left out because their data was unavailable: (name, reason)
+    skipped: tuple[tuple[str, str], ...] = ()
 
     device = property(lambda self: self.run.device, doc="run.device")
     dtype = property(lambda self: self.run.dtype, doc="run.dtype")

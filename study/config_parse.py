@@ -105,6 +105,7 @@ def _benchmark(raw: Any, where: str, i: int) -> BenchmarkSpec:
         origin=r.get("from", str),
         bias_types=r.strings("bias_types"),
         methods=_methods_table(r, "methods") if "methods" in r.table else None,
+        optional=r.get("optional", bool, False),
     )
     r.done()
     return spec

@@ -190,6 +190,7 @@ def overview_section(config: StudyConfig, benchmarks: Mapping[str, BenchmarkData
     hits = sum(r.cache_stats.get("hits", 0) for r in results)
     computed = sum(r.cache_stats.get("computed", 0) for r in results)
     notes = [f"Executor: {executor.get('name')}. Scores: {hits} sentences read from the cache, {computed} computed."]
+    notes += [f"SKIPPED benchmark {name}: {reason}" for name, reason in config.skipped]
     if config.limit:
         notes.append(f"LIMITED RUN: only the first {config.limit} items of each benchmark were scored — "
                      "a quick look, not a result.")

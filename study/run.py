@@ -30,7 +30,7 @@ from stereoset_eval.foundation.provenance import build_provenance, file_sha256
 from stereoset_eval.analysis.report_model import Report
 from stereoset_eval.analysis.report_writer import write_report
 from stereoset_eval.study.analyse import StudyAnalysis, analyse
-from stereoset_eval.study.benchmarks import BenchmarkData, load_benchmarks
+from stereoset_eval.study.benchmarks import BenchmarkData, drop_unavailable, load_benchmarks
 from stereoset_eval.study.config import StudyConfig
 from stereoset_eval.study.config_validate import validate
 from stereoset_eval.study.executors import Executor, JobResult, LocalExecutor, ScoreSettings
@@ -143,6 +143,9 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
     out = check_replaceable(Path(config.output).expanduser(), command="study")  # refuse before any scoring
     executor = executor or LocalExecutor()
     kinds = model_kinds(config)
+    config = drop_unavailable(config)
+    for name, reason in config.skipped:
+        say(f"skipped benchmark {name}: {reason}")
     benchmarks = load_benchmarks(config)
     for b in benchmarks.values():
         say(f"benchmark {b.name}: {len(b.items)} items ({', '.join(f'{k} {v}' for k, v in b.counts.items())})")

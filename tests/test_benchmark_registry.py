@@ -85,9 +85,12 @@ def test_the_built_in_benchmarks_answer_what_the_tables_held():
     st, cp, pairs = (get_benchmark(n) for n in ("stereoset", "crows-pairs", "pairs"))
     assert st.default_files == ("stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-jsonl")
     assert cp.default_files == ("crows-pairs",)
-    assert list(SOURCES) == ["stereoset", "crows-pairs", "curated", "pairs"]
+    assert list(SOURCES) == ["stereoset", "crows-pairs", "curated", "pairs", "bmne-stereoset", "bmne-crowspairs"]
     assert {s: benchmark_for_source(s).loader_family for s in SOURCES} == {
-        "stereoset": "stereoset", "crows-pairs": "crows", "curated": "pairs", "pairs": "pairs"}
+        "stereoset": "stereoset", "crows-pairs": "crows", "curated": "pairs", "pairs": "pairs",
+        "bmne-stereoset": "pairs", "bmne-crowspairs": "pairs"}
+    assert [get_benchmark(n).default_files for n in ("bmne-stereoset", "bmne-crowspairs")] == [
+        ("bmne-stereoset",), ("bmne-crowspairs",)]
     assert [st.own_method(k) for k in ("masked", "causal")] == ["stereoset-mlm", "stereoset-causal"]
     assert [cp.own_method(k) for k in ("masked", "causal")] == ["crows-nangia", "causal-ll"]
     assert pairs.own_method("masked") is None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -16,7 +15,6 @@ from stereoset_eval.analysis.correlation import (
     spearman,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_spearman_hand_computed():
@@ -92,16 +90,13 @@ def test_balance_table_layout():
         balance_table(df.drop(columns="y_post"))
 
 
-def test_bmne_table6_spearman():
-    """The BMNE paper (arXiv 2501.01168) Table 6: rho 0.604 (p 0.0062) pre, 0.783 (p 7.4e-5) post.
+def test_bmne_table6_spearman(data_dir):
+    """The BMNE paper (Zakizadeh & Pilehvar 2025, arXiv 2501.01168), Table 6, from the shared file.
 
-    The table's 19 rows could not be found offline; the test runs once someone adds
-    tests/fixtures/bmne_table6.csv (model, crows_pre, stereoset_pre, crows_post, stereoset_post).
+    Spearman over its 19 models: rho 0.604 (p 0.0062) pre-balance, 0.783 (p 7.4e-05) post-balance.
     """
-    path = FIXTURES / "bmne_table6.csv"
-    if not path.exists():
-        pytest.skip("BMNE Table 6 values not available offline: add tests/fixtures/bmne_table6.csv from the paper")
-    rows = list(csv.DictReader(line for line in path.read_text().splitlines() if not line.startswith("#")))
+    path = data_dir / "bmne" / "bmne_paper_table6.csv"
+    rows = list(csv.DictReader(path.read_text(encoding="utf-8").splitlines()))
     df = pd.DataFrame(
         {
             "model": [r["model"] for r in rows],
@@ -112,6 +107,19 @@ def test_bmne_table6_spearman():
         }
     )
     bt = balance_table(df)
-    assert len(df) == 19
+    assert len(df) == 19 and df["model"].is_unique
     assert round(bt.pre.rho, 3) == 0.604 and bt.pre.p_value == pytest.approx(0.0062, abs=5e-5)
     assert round(bt.post.rho, 3) == 0.783 and bt.post.p_value == pytest.approx(7.4e-5, abs=5e-7)
+
+
+def test_bmne_table4_does_not_follow_from_table6(data_dir):
+    """The paper's Table 4 (PLL, edited: 0.447; balanced: 0.667) is not the rho of its Table 6."""
+    import json
+
+    paper = json.loads((data_dir / "bmne" / "bmne_paper_tables.json").read_text(encoding="utf-8"))
+    t4 = paper["table4_spearman_between_benchmarks"]["pll"]
+    df = pd.read_csv(data_dir / "bmne" / "bmne_paper_table6.csv")
+    pre = spearman(df["crows_pre"], df["stereoset_pre"])
+    post = spearman(df["crows_post"], df["stereoset_post"])
+    assert (t4["edited"]["rho"], t4["edited_balanced"]["rho"]) == (0.447, 0.667)
+    assert abs(pre.rho - 0.447) > 0.1 and abs(post.rho - 0.667) > 0.1

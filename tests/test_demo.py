@@ -49,6 +49,11 @@ def test_demo_smoke_on_the_fixture_models(models_dir, data_dir, tmp_path):
     study = report["provenance"]["extra"]["study"]
     assert study["source"].startswith("package data/default_study.toml") and study["limit"] == 3
     assert [m["name"] for m in study["models"]] == list(MODELS)
+    # the BMNE release is not in the offline data folder: skipped with a visible note, not a crash
+    overview = next(s for s in report["sections"] if s["key"] == "overview")
+    assert [n.split(":")[0] for n in overview["notes"] if n.startswith("SKIPPED")] == [
+        "SKIPPED benchmark BMNE-StereoSet", "SKIPPED benchmark BMNE-CrowS"]
+    assert [b for b in study["skipped"]][0][0] == "BMNE-StereoSet"
 
 
 def test_demo_with_an_unknown_model_is_a_one_line_error(tmp_path, capsys, data_dir):
@@ -76,12 +81,12 @@ source = "stereoset"
 name = "CrowS-Pairs"
 source = "crows-pairs"
 [[benchmarks]]
-name = "BMNE-StereoSet"
+name = "curated-StereoSet"
 source = "curated"
 from = "StereoSet"
 methods = {{ masked = ["pll"], causal = ["causal-ll"] }}
 [[benchmarks]]
-name = "BMNE-CrowS"
+name = "curated-CrowS"
 source = "curated"
 from = "CrowS-Pairs"
 methods = {{ masked = ["pll"], causal = ["causal-ll"] }}
@@ -92,7 +97,7 @@ benchmark = {{ masked = "benchmark", causal = "benchmark" }}
 pll = {{ masked = "pll", causal = "causal-ll" }}
 [analysis]
 bootstrap = 200
-compare = [["CrowS-Pairs", "StereoSet"], ["BMNE-CrowS", "BMNE-StereoSet"]]
+compare = [["CrowS-Pairs", "StereoSet"], ["curated-CrowS", "curated-StereoSet"]]
 """
 
 
@@ -110,7 +115,7 @@ def test_demo_on_the_full_real_data_reproduces_the_goldens(models_dir, data_dir,
     counts = report["provenance"]["extra"]["benchmarks"]
     assert counts["StereoSet"]["counts"]["scored"] == 2106 and counts["CrowS-Pairs"]["counts"]["scored"] == 1508
     # curation rules 2.0 keep about what the BMNE release keeps (223 StereoSet / 186 CrowS-Pairs pairs)
-    assert 150 < counts["BMNE-StereoSet"]["counts"]["scored"] < 300 and 150 < counts["BMNE-CrowS"]["counts"]["scored"] < 300
+    assert 150 < counts["curated-StereoSet"]["counts"]["scored"] < 300 and 150 < counts["curated-CrowS"]["counts"]["scored"] < 300
     assert report["provenance"]["extra"]["study"]["limit"] is None
 
     def own(model: str) -> dict:
@@ -126,7 +131,7 @@ def test_demo_on_the_full_real_data_reproduces_the_goldens(models_dir, data_dir,
     ss_gpt2 = g3["score_evaluator_results_all"]["intrasentence"]["overall"]["SS Score"]
     assert own("tiny-bert")["StereoSet"]["value"] == pytest.approx(ss_bert, abs=1e-9)
     assert own("tiny-gpt2")["StereoSet"]["value"] == pytest.approx(ss_gpt2, abs=1e-9)
-    table6 = sections["table6/pll/BMNE-CrowS-vs-BMNE-StereoSet"]
+    table6 = sections["table6/pll/curated-CrowS-vs-curated-StereoSet"]
     assert [r["model"] for r in table6["data"]["rows"]] == list(MODELS)
     html = (out / "report.html").read_text(encoding="utf-8")
     assert html.count('<img src="data:image/png;base64,') == sum(len(s["figures"]) for s in report["sections"])

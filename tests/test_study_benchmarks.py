@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from stereoset_eval.study.benchmarks import BenchmarkDataError, load_benchmarks, resolve_file
+from stereoset_eval.study.benchmarks import BenchmarkDataError, drop_unavailable, load_benchmarks, resolve_file
 from stereoset_eval.study.config import BenchmarkSpec, default_config, parse_config
 from stereoset_eval.foundation.errors import ChecksumError
 from stereoset_eval.curation.pairs import origin_source
@@ -14,11 +14,12 @@ from stereoset_eval.curation.pairs import origin_source
 
 @pytest.fixture(scope="module")
 def benchmarks(data_dir):
-    return load_benchmarks(default_config().replace(data_dir=str(data_dir), download=False))
+    # the BMNE release is not in the shared data: the default study skips it (tests/test_bmne_study.py)
+    return load_benchmarks(drop_unavailable(default_config().replace(data_dir=str(data_dir), download=False)))
 
 
 def test_full_benchmarks_of_the_default_study(benchmarks, ids_csv):
-    ss, cp, bss, bcp = (benchmarks[n] for n in ("StereoSet", "CrowS-Pairs", "BMNE-StereoSet", "BMNE-CrowS"))
+    ss, cp, bss, bcp = (benchmarks[n] for n in ("StereoSet", "CrowS-Pairs", "curated-StereoSet", "curated-CrowS"))
     assert len(ss.items) == 2106 and {i.task for i in ss.items} == {"intrasentence"}
     assert ss.files == (ids_csv,)  # no dev.json locally: the ids CSV is the first manifest file found
     assert len(cp.items) == 1508 and cp.counts["loaded"] == 1508
@@ -31,18 +32,20 @@ def test_full_benchmarks_of_the_default_study(benchmarks, ids_csv):
 
 
 def test_limit_keeps_the_first_items_and_curates_from_the_full_origin(benchmarks, data_dir):
-    limited = load_benchmarks(default_config().replace(data_dir=str(data_dir), download=False, limit=7))
+    limited = load_benchmarks(drop_unavailable(default_config().replace(data_dir=str(data_dir), download=False,
+                                                                        limit=7)))
     for name, full in benchmarks.items():
         assert limited[name].items == full.items[:7]
-    assert limited["BMNE-CrowS"].counts["curated"] == benchmarks["BMNE-CrowS"].counts["curated"]
+    assert limited["curated-CrowS"].counts["curated"] == benchmarks["curated-CrowS"].counts["curated"]
 
 
 @pytest.mark.parametrize("rule, untagged_kept", [("own-group", True), ("error", True), ("exclude", False)])
 def test_untagged_rule(data_dir, rule, untagged_kept):
     c = default_config()
-    c = c.replace(data_dir=str(data_dir), download=False, benchmarks=c.benchmarks[1::2],
+    crows = tuple(c.benchmark(n) for n in ("CrowS-Pairs", "curated-CrowS"))
+    c = c.replace(data_dir=str(data_dir), download=False, benchmarks=crows,
                   analysis=dataclasses.replace(c.analysis, untagged=rule, compare=()))
-    items = load_benchmarks(c)["BMNE-CrowS"].items
+    items = load_benchmarks(c)["curated-CrowS"].items
     assert any(i.dimension is None for i in items) is untagged_kept
 
 

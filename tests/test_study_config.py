@@ -30,7 +30,7 @@ MINIMAL = {
     "benchmarks": [
         {"name": "StereoSet", "source": "stereoset"},
         {"name": "CrowS-Pairs", "source": "crows-pairs"},
-        {"name": "BMNE-CrowS", "source": "curated", "from": "CrowS-Pairs"},
+        {"name": "curated-CrowS", "source": "curated", "from": "CrowS-Pairs"},
     ],
     "methods": {"masked": ["pll"], "causal": ["causal-ll"]},
 }
@@ -48,7 +48,8 @@ def test_default_config_is_the_documented_study():
     assert [m.id for m in c.models] == ["bert-base-uncased", "roberta-base", "gpt2"]
     assert [(b.name, b.source) for b in c.benchmarks] == [
         ("StereoSet", "stereoset"), ("CrowS-Pairs", "crows-pairs"),
-        ("BMNE-StereoSet", "curated"), ("BMNE-CrowS", "curated"),
+        ("BMNE-StereoSet", "bmne-stereoset"), ("BMNE-CrowS", "bmne-crowspairs"),
+        ("curated-StereoSet", "curated"), ("curated-CrowS", "curated"),
     ]
     assert c.methods == {"masked": ("pll", "pll-word-l2r"), "causal": ("causal-ll",)}
     assert set(c.protocols) == {"benchmark", "pll", "pll-word-l2r"}
@@ -59,7 +60,8 @@ def test_default_config_is_the_documented_study():
 def test_to_dict_round_trips_the_settings():
     d = default_config().to_dict()
     assert d["methods"]["masked"] == ["pll", "pll-word-l2r"]
-    assert d["analysis"]["compare"] == [["CrowS-Pairs", "StereoSet"], ["BMNE-CrowS", "BMNE-StereoSet"]]
+    assert d["analysis"]["compare"] == [["CrowS-Pairs", "StereoSet"], ["BMNE-CrowS", "BMNE-StereoSet"],
+                                        ["curated-CrowS", "curated-StereoSet"]]
     assert d["models"][0] == {"id": "bert-base-uncased", "name": "BERT-base-uncased", "revision": None, "kind": None}
 
 
@@ -181,7 +183,7 @@ def test_model_kind_errors(tmp_path):
         ("StereoSet", "causal", True, ("stereoset-causal", "causal-ll")),
         ("CrowS-Pairs", "masked", True, ("crows-nangia", "pll")),
         ("CrowS-Pairs", "causal", True, ("causal-ll",)),  # own method = the listed one: no duplicate
-        ("BMNE-CrowS", "masked", True, ("pll",)),  # curated pairs have no own method
+        ("curated-CrowS", "masked", True, ("pll",)),  # curated pairs have no own method
         ("StereoSet", "masked", False, ("pll",)),
     ],
 )
@@ -203,9 +205,9 @@ def test_plan_jobs_model_by_model_with_options():
     assert [j.key for j in jobs] == [
         "bert-base-uncased | StereoSet | stereoset-mlm", "bert-base-uncased | StereoSet | pll",
         "bert-base-uncased | CrowS-Pairs | crows-nangia", "bert-base-uncased | CrowS-Pairs | pll",
-        "bert-base-uncased | BMNE-CrowS | pll",
+        "bert-base-uncased | curated-CrowS | pll",
         "gpt2 | StereoSet | stereoset-causal", "gpt2 | StereoSet | causal-ll",
-        "gpt2 | CrowS-Pairs | causal-ll", "gpt2 | BMNE-CrowS | causal-ll",
+        "gpt2 | CrowS-Pairs | causal-ll", "gpt2 | curated-CrowS | causal-ll",
     ]
     assert jobs[0].options == {"leading_space": "bias-bench"} and jobs[1].options == {}
     assert isinstance(jobs[0], Job)
@@ -231,7 +233,7 @@ def test_protocol_methods_and_warnings():
     c = parse_config(_with(protocols={"w": {"masked": "pll-word-l2r", "causal": "causal-ll"},
                                       "own": {"masked": "benchmark"}}))
     assert protocol_method(c.protocols["own"], c.benchmark("StereoSet"), "masked") == "stereoset-mlm"
-    assert protocol_method(c.protocols["own"], c.benchmark("BMNE-CrowS"), "masked") is None
+    assert protocol_method(c.protocols["own"], c.benchmark("curated-CrowS"), "masked") is None
     assert protocol_method(c.protocols["own"], c.benchmark("StereoSet"), "causal") is None
     warnings = check_protocols(c, KINDS, plan_jobs(c, KINDS))
     assert "protocol 'w': bert-base-uncased is not scored with pll-word-l2r on StereoSet" in warnings

@@ -30,13 +30,13 @@ def study_config(models_dir: Path, data_dir: Path, tmp: Path, *, name: str, cach
         "benchmarks": [
             {"name": "StereoSet", "source": "stereoset"},
             {"name": "CrowS-Pairs", "source": "crows-pairs"},
-            {"name": "BMNE-StereoSet", "source": "curated", "from": "StereoSet"},
-            {"name": "BMNE-CrowS", "source": "curated", "from": "CrowS-Pairs"},
+            {"name": "curated-StereoSet", "source": "curated", "from": "StereoSet"},
+            {"name": "curated-CrowS", "source": "curated", "from": "CrowS-Pairs"},
         ],
         "methods": {"masked": ["pll"], "causal": ["causal-ll"], "benchmark_methods": True},
         "protocols": {"benchmark": {"masked": "benchmark", "causal": "benchmark"},
                       "pll": {"masked": "pll", "causal": "causal-ll"}},
-        "analysis": {"bootstrap": 200, "compare": [["CrowS-Pairs", "StereoSet"], ["BMNE-CrowS", "BMNE-StereoSet"]]},
+        "analysis": {"bootstrap": 200, "compare": [["CrowS-Pairs", "StereoSet"], ["curated-CrowS", "curated-StereoSet"]]},
     }, source="test")
 
 
@@ -72,20 +72,20 @@ def test_jobs_and_scores_file(local_run):
     assert local_run.cache_stats["computed"] > 0  # a fresh cache
 
 
-def test_report_has_the_seed_paper_layout(report, local_run):
+def test_report_has_the_bmne_paper_layout(report, local_run):
     keys = set(_sections(report))
     expected = {"overview", "table4", "table5", "figure2", "scores/benchmark", "scores/pll",
-                "table6/pll/BMNE-CrowS-vs-BMNE-StereoSet"}
+                "table6/pll/curated-CrowS-vs-curated-StereoSet"}
     assert expected <= keys
     details = {k for k in keys if k.startswith("detail/")}
     assert details == {f"detail/{j.benchmark}/{j.model.name}/{j.method}" for j in local_run.jobs}
     t4 = _sections(report)["table4"]
     assert [r[:2] for r in t4["tables"][0]["rows"]] == [
         ["benchmark", "CrowS-Pairs vs StereoSet"],
-        ["pll", "CrowS-Pairs vs StereoSet"], ["pll", "BMNE-CrowS vs BMNE-StereoSet"],
+        ["pll", "CrowS-Pairs vs StereoSet"], ["pll", "curated-CrowS vs curated-StereoSet"],
     ]
     fig2 = _sections(report)["figure2"]["data"]["counts"]
-    assert set(fig2) == {"BMNE-StereoSet", "BMNE-CrowS"} and all(sum(c.values()) == LIMIT for c in fig2.values())
+    assert set(fig2) == {"curated-StereoSet", "curated-CrowS"} and all(sum(c.values()) == LIMIT for c in fig2.values())
 
 
 class _Html(HTMLParser):
@@ -134,14 +134,14 @@ def test_provenance_is_complete(report, local_run, models_dir, ids_csv, crows_cs
         assert m["weights_sha256"] and m["config_sha256"]
         assert m["kind"] in ("masked", "causal") and m["tokenizer_sha256"]
     assert extra["study"]["analysis"]["bootstrap"] == 200 and extra["study"]["limit"] == LIMIT
-    assert extra["benchmarks"]["BMNE-CrowS"]["curation"]["rules_version"]
+    assert extra["benchmarks"]["curated-CrowS"]["curation"]["rules_version"]
     assert extra["executor"]["name"] == "local"
     assert set(prov["scores_provenance"]) == {j.key for j in local_run.jobs}
     for job_prov in prov["scores_provenance"].values():
         assert job_prov["method"]["options"] is not None and job_prov["method"]["reference"]
         assert job_prov["model"]["weights_sha256"] and "cache_hits" in job_prov["run"]
     assert prov["options"]["analysis"]["crows_ndigits"] == 3 and prov["options"]["protocols"]["pll"]
-    assert prov["n_per_slice"]["BMNE-CrowS"] == LIMIT
+    assert prov["n_per_slice"]["curated-CrowS"] == LIMIT
 
 
 def _scores(path: Path) -> dict[tuple[str, str, str], dict[str, float]]:
@@ -163,7 +163,7 @@ def test_numbers_recomputed_independently_from_the_score_file(local_run):
     table = local_run.paths["study_scores"]
     method = {"tiny-bert": "pll", "tiny-roberta": "pll", "tiny-gpt2": "causal-ll"}
     pre, post = {}, {}
-    for bench in ("BMNE-CrowS", "BMNE-StereoSet"):
+    for bench in ("curated-CrowS", "curated-StereoSet"):
         items = local_run.benchmarks[bench].items
         for model in MODELS:
             s = scores[(model, bench, method[model])]
@@ -180,8 +180,8 @@ def test_numbers_recomputed_independently_from_the_score_file(local_run):
     assert _study_value(table, "benchmark", "tiny-bert", "CrowS-Pairs", "pre") == pytest.approx(100 * hits / len(crows))
     t4 = _sections(json.loads(local_run.paths["json"].read_text()))["table4"]["data"]["pll"]
     for stage, values in (("pre", pre), ("post", post)):
-        cell = t4["BMNE-CrowS vs BMNE-StereoSet"][stage]
-        xs, ys = ([values[(b, m)] for m in sorted(MODELS)] for b in ("BMNE-CrowS", "BMNE-StereoSet"))
+        cell = t4["curated-CrowS vs curated-StereoSet"][stage]
+        xs, ys = ([values[(b, m)] for m in sorted(MODELS)] for b in ("curated-CrowS", "curated-StereoSet"))
         if cell["correlation"] is None:  # three tiny models can tie; then ρ must be reported undefined
             assert len(set(xs)) == 1 or len(set(ys)) == 1, cell["reason"]
         else:

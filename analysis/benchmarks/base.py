@@ -54,7 +54,7 @@ class EvaluationOptions:
 
     Attributes:
         bootstrap: how intervals are computed.
-        micro: StereoSet: add the seed paper's micro variant.
+        micro: StereoSet: add the BMNE paper's micro variant.
         ndigits: CrowS-Pairs: rounding before comparing (None: raw floats).
         balance_by: balance any benchmark by this item attribute.
         balance_default: the attribute benchmarks balanced by default (curated pairs) use

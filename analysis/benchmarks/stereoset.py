@@ -1,4 +1,4 @@
-"""StereoSet (Nadeem et al. 2021): official lms / ss / icat, optionally the seed paper's micro variant."""
+"""StereoSet (Nadeem et al. 2021): official lms / ss / icat, optionally the BMNE paper's micro variant."""
 
 from __future__ import annotations
 

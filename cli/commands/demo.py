@@ -1,9 +1,9 @@
 """``stereoset-eval demo``: the main job a new user runs first (``make demo``).
 
 It is ``stereoset-eval study`` on the packaged default study (``data/default_study.toml``):
-bert-base-uncased, roberta-base and gpt2 on StereoSet (intrasentence, dev), CrowS-Pairs and
-the gender pairs curated from each, scored through the cache and reported with the
-cross-benchmark Spearman tables. Every option of ``study`` can override the default
+bert-base-uncased, roberta-base and gpt2 on StereoSet (intrasentence, dev), CrowS-Pairs, the
+BMNE release (skipped with a note when unavailable) and the gender pairs curated from each
+original, scored through the cache and reported with the cross-benchmark Spearman tables. Every option of ``study`` can override the default
 (``--models``, ``--data-dir``, ``--output``, ``--limit`` …); ``--config`` runs another file.
 """
 
@@ -19,7 +19,8 @@ from stereoset_eval.study.config import default_config, load_config
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="the default study: curate -> score -> report (the `make demo` job)",
                        description="Run the packaged default study (bert-base-uncased, roberta-base, gpt2 on "
-                                   "StereoSet, CrowS-Pairs and their curated gender pairs) and write its report.")
+                                   "StereoSet, CrowS-Pairs, the BMNE release when available, and this toolkit's "
+                                   "curated gender pairs) and write its report.")
     p.add_argument("--config", type=Path, help="study file to run instead of the packaged data/default_study.toml")
     add_study_args(p)
     p.set_defaults(func=run)

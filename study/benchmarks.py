@@ -25,7 +25,7 @@ from stereoset_eval.foundation.items import Item
 
 #: manifest files tried in order when a benchmark gives no ``data`` (local copies first)
 DEFAULT_FILES: dict[str, tuple[str, ...]] = {
-    "stereoset": ("stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-jsonl"),
+    "stereoset": ("stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-en", "stereoset-dev-jsonl"),
     "crows-pairs": ("crows-pairs",),
 }
 #: metric family of each source: which metrics apply to its items

@@ -12,7 +12,7 @@ from stereoset_eval.curation.loaders.registry import BENCHMARKS, load_items
 
 DEFAULT_DATA_FILE: dict[str, tuple[str, ...]] = {
     # manifest names tried in order when --data is not given
-    "stereoset": ("stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-jsonl"),
+    "stereoset": ("stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-en", "stereoset-dev-jsonl"),
     "crows-pairs": ("crows-pairs",),
 }
 

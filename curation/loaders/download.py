@@ -4,6 +4,9 @@ The data directory is ``--data-dir``, else ``$STEREOSET_EVAL_DATA``, else
 ``~/.cache/stereoset-eval/data``. Its layout mirrors the manifest's ``path`` entries
 (``stereoset/…``, ``crows-pairs/…``), so a local folder of the same shape works offline.
 A file is verified (sha256 and/or git blob id) before it is used, found or downloaded.
+Entries with a ``bundled`` path ship inside the package (``stereoset_eval/data/bundled/``:
+CrowS-Pairs original and revised, StereoSet dev's English columns with ids); a file the data
+directory lacks is taken from there, so those never need a download.
 """
 
 from __future__ import annotations
@@ -68,11 +71,29 @@ def atomic_download(url: str, dest: Path, *, timeout: float = 60.0) -> None:
         raise
 
 
+def bundled_path(name: str) -> Path | None:
+    """The package's own copy of manifest file ``name`` (None when it ships none)."""
+    rel = entry(name).get("bundled")
+    if not rel:
+        return None
+    path = Path(str(resources.files("stereoset_eval.data").joinpath(rel)))
+    return path if path.is_file() else None
+
+
 def fetch(name: str, *, data_directory: str | os.PathLike[str] | None = None, download: bool = True) -> Path:
-    """Path of the verified manifest file ``name``; downloads it when missing and allowed."""
+    """Path of the verified manifest file ``name``.
+
+    The data directory's copy first, else the package's bundled copy, else a download (when
+    allowed and the entry has a URL).
+    """
     spec = entry(name)
     dest = data_dir(data_directory) / spec["path"]
+    if not dest.exists() and (bundled := bundled_path(name)) is not None:
+        verify(bundled, spec)
+        return bundled
     if not dest.exists():
+        if not spec.get("url"):
+            raise StereosetEvalError(f"{name}: {dest} not found, and the entry has no download URL")
         if not download:
             raise StereosetEvalError(f"{name}: {dest} not found and downloading is disabled")
         try:

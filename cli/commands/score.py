@@ -112,6 +112,9 @@ def run(args: argparse.Namespace) -> int:
     from stereoset_eval.scoring.api import score_items
     from stereoset_eval.scoring.export import stereoset_predictions, write_outputs
 
+    from stereoset_eval.scoring.hub import check_models
+
+    check_models([(args.model, args.revision)], say=lambda msg: print(msg, file=sys.stderr))
     items = load_from_args(args)
     plan, notes = _plan(args, items)
     options = parse_options(args.option, [m for _, m, _ in plan])

@@ -88,8 +88,11 @@ def execute(config: StudyConfig, args: argparse.Namespace) -> int:
     from stereoset_eval.analysis.report_markdown import markdown_table
     from stereoset_eval.study.run import run_study
 
-    executor = make_executor(args.executor, address=args.ray_address, num_cpus=args.ray_num_cpus)
+    from stereoset_eval.scoring.hub import check_models
+
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    check_models([(m.id, m.revision) for m in config.models], say=lambda msg: print(msg, file=sys.stderr))
+    executor = make_executor(args.executor, address=args.ray_address, num_cpus=args.ray_num_cpus)
     run = run_study(config, executor=executor, log=log)
     stats = run.cache_stats
     print(f"scores: {stats['hits']} sentences from the cache, {stats['computed']} computed")

@@ -28,6 +28,7 @@ import pandas as pd
 from stereoset_eval.foundation.provenance import build_provenance, file_sha256
 from stereoset_eval.analysis.report_model import Report
 from stereoset_eval.analysis.report_writer import write_report
+from stereoset_eval.analysis.results_table import mark_limited
 from stereoset_eval.study.analyse import StudyAnalysis, analyse
 from stereoset_eval.study.benchmarks import BenchmarkData, load_benchmarks
 from stereoset_eval.study.config import StudyConfig
@@ -132,7 +133,7 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
         say(f"warning: {w}")
     settings = ScoreSettings(device=config.device, dtype=config.dtype, batch_tokens=config.batch_tokens,
                              last_layer=config.last_layer, cache_dir=config.cache_dir, use_cache=config.use_cache)
-    say(f"scoring {len(jobs)} jobs with the {executor.name} executor")
+    say(f"scoring {len(jobs)} job{'' if len(jobs) == 1 else 's'} with the {executor.name} executor")
     done = [0]
 
     def on_result(r: JobResult) -> None:
@@ -149,5 +150,6 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
     provenance = _provenance(config, settings, benchmarks, results, kinds, executor.describe(), analysis,
                              score_file, warnings)
     report = build_study_report(config, benchmarks, results, analysis, kinds, executor.describe(), provenance)
+    report = mark_limited(report, config.limit)  # every table title of a --limit run says so
     paths = {**write_report(report, out), "scores": score_file, "study_scores": table_file}
     return StudyRun(config, benchmarks, tuple(jobs), tuple(results), analysis, report, paths)

@@ -40,6 +40,15 @@ BUILDS = {
     "stereoset_dev_en.csv": ("stereoset-dev-ids-csv", "english-columns"),
 }
 STEREOSET_ENTRY = "stereoset-dev-en"
+#: published results shown beside ours (byte-exact copies; path under the source folder, sha256)
+REFERENCES = {
+    "stereoset_dev_scores_nadeem2021.json": (
+        "reference-results/stereoset_dev_scores_nadeem2021.json",
+        "13b127378fc3c7584115202156be877a44f3f12d2cdb53184cc3da24af59e70b",
+        "moinnadeem/StereoSet code/predictions.json @ ead7d086a64a192a1eca88e0dd2fd163de375218 (CC BY-SA 4.0): "
+        "official evaluation.py output on the dev split, shown beside our numbers when the model matches",
+    ),
+}
 COMMENT = ("Benchmark files the toolkit knows. Each is verified before use by sha256 and/or git blob id (sha1 of "
            "'blob <size>\\0' + bytes). 'path' is where the file lives under the data directory (same layout as a local "
            "data folder); 'bundled' is its copy inside the package (data/bundled/, see PROVENANCE.md there), used when "
@@ -81,6 +90,11 @@ def build(source: Path) -> dict[str, bytes]:
         if sha256(raw) != spec["sha256"]:
             raise SystemExit(f"{source / spec['path']}: sha256 {sha256(raw)} is not the manifest's {spec['sha256']}")
         out[name] = raw if how == "copy" else english_columns(raw)
+    for name, (rel, digest, _) in REFERENCES.items():
+        raw = (source / rel).read_bytes()
+        if sha256(raw) != digest:
+            raise SystemExit(f"{source / rel}: sha256 {sha256(raw)} is not {digest}")
+        out[name] = raw
     return out
 
 
@@ -102,6 +116,8 @@ def provenance_md(files: dict[str, bytes]) -> str:
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, data in files.items():
+        if name in REFERENCES:
+            continue
         entry, how = BUILDS[name]
         spec = manifest[entry]
         text = data.decode("utf-8-sig")
@@ -116,7 +132,14 @@ def provenance_md(files: dict[str, bytes]) -> str:
         "cell, the example ids (`cluster_id`), sentence ids and gold labels are unchanged, in file order.",
         "`tests/test_bundled_data.py` checks that its items equal those loaded from the source file.",
         "",
+        "## Published results",
+        "",
+        "| file | source | bytes | sha256 |",
+        "| --- | --- | --- | --- |",
     ]
+    for name, (rel, digest, what) in REFERENCES.items():
+        lines.append(f"| `{name}` | {what} (`shared/data/{rel}`) | {len(files[name])} | `{digest}` |")
+    lines.append("")
     return "\n".join(lines)
 
 

@@ -14,13 +14,15 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from stereoset_eval.analysis.bootstrap import BootstrapConfig, balanced_ss_with_ci, crows_with_ci, pair_ss_with_ci, stereoset_with_ci
-from stereoset_eval.cli.commands._common import add_data_args, resolve_data
+from stereoset_eval.cli.commands._common import add_data_args, limit_items, resolve_data
 from stereoset_eval.analysis.pair_metrics import MISSING_GROUP_RULES, TIE_RULES
 from stereoset_eval.analysis.predictions_io import ScoreFile, check_coverage, read_scores
 from stereoset_eval.foundation.provenance import build_provenance
 from stereoset_eval.analysis.report_build import ModelResults, build_report
 from stereoset_eval.analysis.report_sections import distribution_section
 from stereoset_eval.analysis.report_writer import write_report
+from stereoset_eval.analysis.results_table import mark_limited, report_limit
+from stereoset_eval.cli.commands._results import show_results
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.foundation.items import STEREOSET_TASKS, Item
 from stereoset_eval.curation.loaders.registry import load_items
@@ -60,6 +62,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ci-level", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--title", help="report title")
     p.set_defaults(func=run)
+
+
+def default_args(benchmark: str) -> argparse.Namespace:
+    """This command's defaults for ``benchmark`` (what `score` and `evaluate` report with)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    register(parser.add_subparsers())
+    return parser.parse_args(["report", "--benchmark", benchmark, "--scores", "-", "--out", "-"])
 
 
 def _from_provenance(prov: Mapping[str, Any], key: str, field_name: str) -> str | None:
@@ -105,6 +114,22 @@ def bootstrap_config(args: argparse.Namespace) -> BootstrapConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    report, paths, limit = make_report(args)
+    for kind, path in paths.items():
+        print(f"wrote {kind:8s} {path}")
+    print(f"wrote {'results':8s} {show_results(report, args.out, title=f'Results — {report_model(report)}', limit=limit)}")
+    return 0
+
+
+def report_model(report) -> str:
+    """The model a one-model report is about (from its provenance)."""
+    model = report.provenance.get("model")
+    model = model.get("id") if isinstance(model, Mapping) else model
+    return str(model or report.title)
+
+
+def make_report(args: argparse.Namespace):
+    """Compute and write the report the arguments ask for: (Report, written paths, the run's --limit)."""
     config = bootstrap_config(args)  # bad options fail before any file is read
     data_path = resolve_data(args.benchmark, args.data, args.data_dir)
     items = load_items(args.benchmark, data_path)
@@ -114,9 +139,11 @@ def run(args: argparse.Namespace) -> int:
             raise StereosetEvalError(f"{data_path}: no {args.task} items (the file has {n_all} items of other tasks); "
                                      "nothing to report")
     score_file = read_scores(args.scores)
-    check_coverage(score_file, items, gold=str(data_path))
     sp = score_file.provenance
     command = sp.get("command") if isinstance(sp.get("command"), Mapping) else {}  # `score`'s provenance.json
+    if command.get("limit"):  # `score --limit N`: the same first N items
+        items = limit_items(items, int(command["limit"]))
+    check_coverage(score_file, items, gold=str(data_path))
     runs = [r for r in (sp.get("runs") or {}).values() if isinstance(r, Mapping)]
     model = args.model or _from_provenance(sp, "model", "id") or _from_provenance(command, "model", "id") \
         or args.scores.stem
@@ -148,8 +175,6 @@ def run(args: argparse.Namespace) -> int:
         n_per_slice=results.n_per_slice(),
         scores_provenance=sp,
     )
-    report = build_report(results, provenance, title=args.title, extra=extra)
-    paths = write_report(report, args.out)
-    for kind, path in paths.items():
-        print(f"wrote {kind:8s} {path}")
-    return 0
+    limit = report_limit({"provenance": provenance})
+    report = mark_limited(build_report(results, provenance, title=args.title, extra=extra), limit)
+    return report, write_report(report, args.out), limit

@@ -104,3 +104,24 @@ def test_make_demo_and_readme_targets_run_the_cli():
                          capture_output=True, text=True, check=True).stdout
     assert ".venv/bin/stereoset-eval demo --limit 3" in out
     assert ".venv/bin/python -m stereoset_eval.cli.reference README.md" in out
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_test_and_make_demo_keep_each_others_environment(tmp_path):
+    """With both stamps newer than pyproject.toml, neither target installs anything or deletes a stamp."""
+    import os
+    import time
+
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    future = time.time() + 60
+    for extra in ("test", "labelstudio"):
+        stamp = venv / f".stamp-{extra}"
+        stamp.touch()
+        os.utime(stamp, (future, future))
+    for target in ("test", "demo"):
+        out = subprocess.run(["make", "-n", target, f"VENV={venv}"], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout
+        assert "pip install" not in out and ".stamp-" not in out, out
+    text = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert "rm -f $(VENV)/.stamp-" not in text

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from stereoset_eval.curation.loaders.download import fetch, manifest
+from stereoset_eval.curation.loaders.download import bundled_path, entry, fetch, manifest
+from stereoset_eval.foundation.errors import StereosetEvalError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +18,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for name in args.names or sorted(manifest()):
-        path = fetch(name, data_directory=args.data_dir, download=not args.no_download)
-        print(f"ok  {name:24s} {path}")
+    """Check (or fetch) every named file; report each missing or invalid one, then fail if any was."""
+    names = args.names or sorted(manifest())
+    for name in names:
+        entry(name)  # unknown names fail before anything is read
+    problems = []
+    for name in names:
+        try:
+            path = fetch(name, data_directory=args.data_dir, download=not args.no_download)
+        except StereosetEvalError as exc:
+            problems.append(name)
+            print(f"missing  {name:24s} {exc}")
+            continue
+        where = " (bundled in the package)" if path == bundled_path(name) else ""
+        print(f"ok       {name:24s} {path}{where}")
+    if problems:
+        raise StereosetEvalError(f"{len(problems)} of {len(names)} data files missing or invalid: "
+                                 f"{', '.join(problems)}")
     return 0

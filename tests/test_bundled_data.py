@@ -6,7 +6,6 @@ import dataclasses
 import fnmatch
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -177,8 +177,12 @@ def _command(args: argparse.Namespace) -> dict[str, Any]:
             "no_cache": args.no_cache, "limit": args.limit}
 
 
-def _show_table(args: argparse.Namespace, items: list, results: dict, provenance: dict) -> None:  # noqa: D103
-    """Metrics of what was scored (the defaults of `stereoset-eval report`), as a terminal table."""
+def _show_table(args: argparse.Namespace, items: list, results: dict, provenance: dict) -> None:
+    """Metrics of what was scored (the defaults of `stereoset-eval report`), as a terminal table.
+
+    The scores are written first; when the report's defaults do not apply to these items (say,
+    pairs without a dimension tag), one note says so and ``stereoset-eval report`` takes options.
+    """
     from types import SimpleNamespace
 
     from stereoset_eval.analysis.report_build import build_report
@@ -189,7 +193,12 @@ def _show_table(args: argparse.Namespace, items: list, results: dict, provenance
 
     scores = {sid: v for ss in results.values() for sid, v in ss.scores.items()}
     opts = default_args(args.benchmark)
-    res = compute_results(items, SimpleNamespace(scores=scores), args.benchmark, opts, args.model)
+    try:
+        res = compute_results(items, SimpleNamespace(scores=scores), args.benchmark, opts, args.model)
+    except StereosetEvalError as exc:
+        print(f"note: no results table ({exc}); run `stereoset-eval report` with the options you need",
+              file=sys.stderr)
+        return
     prov = build_provenance(model=args.model, method=", ".join(ss.method for ss in results.values()),
                             options={"limit": args.limit, "report_defaults": "stereoset-eval report"},
                             scores_provenance=provenance)

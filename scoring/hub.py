@@ -86,8 +86,8 @@ def _check_local(model: str) -> None:
     path = Path(model).expanduser()
     if not path.exists():
         raise ModelUnavailableError(
-            f"model {model}: no such local folder ({path.resolve()}); a local model is a folder with config.json "
-            f"and weights, a hub model an id like 'bert-base-uncased' or 'org/name'")
+            f"model {model}: no such local folder ({path.resolve()} does not exist); a local model is a folder with "
+            f"config.json and weights, a hub model an id like 'bert-base-uncased' or 'org/name'")
     if not path.is_dir():
         raise ModelUnavailableError(f"model {model}: {path} is a file; give the model's folder (config.json, weights)")
     if not (path / "config.json").is_file():

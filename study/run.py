@@ -29,6 +29,7 @@ from stereoset_eval.foundation.provenance import build_provenance, file_sha256
 from stereoset_eval.analysis.report_model import Report
 from stereoset_eval.analysis.report_writer import write_report
 from stereoset_eval.analysis.results_table import mark_limited
+from stereoset_eval.scoring.hub import check_models
 from stereoset_eval.study.analyse import StudyAnalysis, analyse
 from stereoset_eval.study.benchmarks import BenchmarkData, load_benchmarks
 from stereoset_eval.study.config import StudyConfig
@@ -123,6 +124,7 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
     """
     say = log or (lambda _msg: None)
     executor = executor or LocalExecutor()
+    check_models([(m.id, m.revision) for m in config.models], say=say)  # one hub probe, clear offline errors
     kinds = model_kinds(config)
     benchmarks = load_benchmarks(config)
     for b in benchmarks.values():

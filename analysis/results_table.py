@@ -103,13 +103,27 @@ def _metric_row(model: str, method: str | None, benchmark: str, metric: str, m: 
 
 def _reference(model_id: str, method: str | None, task: str, metric: str, n: int | None,
                variant: str) -> float | None:
+    """The published number for this model, task (``overall``: both) and metric; None unless all match."""
     ref = reference_scores().get(model_id)
-    if ref is None or variant != "official" or task not in OFFICIAL_METHODS or n != STEREOSET_DEV_EXAMPLES[task]:
+    tasks = tuple(OFFICIAL_METHODS) if task == "overall" else (task,)
+    if ref is None or variant != "official" or any(t not in OFFICIAL_METHODS for t in tasks):
         return None
-    if not method or not set(method.split(", ")) & OFFICIAL_METHODS[task]:
+    if n != sum(STEREOSET_DEV_EXAMPLES[t] for t in tasks):  # the full dev split only
         return None
-    value = (ref.get(task) or {}).get("overall", {}).get(REFERENCE_KEYS[metric])
+    used = set((method or "").split(", "))
+    if not all(used & OFFICIAL_METHODS[t] for t in tasks):
+        return None
+    block = ref.get("overall") if task == "overall" else (ref.get(task) or {}).get("overall")
+    value = (block or {}).get(REFERENCE_KEYS[metric])
     return float(value) if value is not None else None
+
+
+def _task_method(report: Mapping[str, Any], task: str) -> str | None:
+    """The method that scored ``task`` in a one-model report on ``stereoset-eval score`` output."""
+    runs = ((report.get("provenance") or {}).get("scores_provenance") or {}).get("runs") or {}
+    method = (runs.get(task) or {}).get("method") if isinstance(runs, Mapping) else None
+    name = method.get("name") if isinstance(method, Mapping) else None
+    return str(name) if name else None
 
 
 def _stereoset_rows(section, report, limit, ids) -> list[ResultRow]:
@@ -126,11 +140,12 @@ def _stereoset_rows(section, report, limit, ids) -> list[ResultRow]:
         if not s or (scope == "overall" and not both_tasks):  # one task only: "overall" is that task
             continue
         task = scope.split("/")[0]
+        task_method = _task_method(report, task) or method
         for metric in STEREOSET_METRICS:
             if metric not in s:
                 continue
-            row = _metric_row(model, method, f"{bench} {label}{suffix}", metric, s[metric], limit)
-            ref = None if limit else _reference(ids.get(model, model), method, task, metric, row.n, variant)
+            row = _metric_row(model, task_method, f"{bench} {label}{suffix}", metric, s[metric], limit)
+            ref = None if limit else _reference(ids.get(model, model), task_method, task, metric, row.n, variant)
             if ref is not None:
                 row = ResultRow(**{**asdict(row), "reference": ref, "reference_source": "Nadeem et al. 2021 (dev)"})
             rows.append(row)

@@ -79,4 +79,6 @@ def test_report_command_prints_the_table_and_writes_results_json(tmp_path, capsy
     ss = next(r for r in rows if r["benchmark"] == "StereoSet intrasentence" and r["metric"] == "ss")
     assert ss["value"] == official["data"]["scopes"]["intrasentence/overall"]["ss"]["value"]  # read, not recomputed
     assert ss["reference"] == pytest.approx(ss["value"], abs=1e-9)  # the official file reproduces the paper
+    combined = [r for r in rows if r["benchmark"] == "StereoSet intra+inter overall"]
+    assert len(combined) == 3 and all(r["reference"] == pytest.approx(r["value"], abs=1e-9) for r in combined)
     assert "| bert-base-cased" in out and "published ss · lms · icat" in out

@@ -82,3 +82,15 @@ def test_report_command_prints_the_table_and_writes_results_json(tmp_path, capsy
     combined = [r for r in rows if r["benchmark"] == "StereoSet intra+inter overall"]
     assert len(combined) == 3 and all(r["reference"] == pytest.approx(r["value"], abs=1e-9) for r in combined)
     assert "| bert-base-cased" in out and "published ss · lms · icat" in out
+
+
+def test_a_study_maps_model_names_to_ids_for_the_published_numbers():
+    section = _stereoset_section("GPT-2 · stereoset-causal", {"intrasentence/overall": (2106, {"ss": 62.0})},
+                                 key="detail/StereoSet/GPT-2/stereoset-causal")
+    report = {"provenance": {"extra": {"models": [{"name": "GPT-2", "id": "gpt2"}]}}, "sections": [section]}
+    (row,) = result_rows(report)
+    assert (row.model, row.method, row.benchmark) == ("GPT-2", "stereoset-causal", "StereoSet intrasentence")
+    assert row.reference == pytest.approx(reference_scores()["gpt2"]["intrasentence"]["overall"]["SS Score"])
+    pll = _stereoset_section("GPT-2 · causal-ll", {"intrasentence/overall": (2106, {"ss": 62.0})},
+                             key="detail/StereoSet/GPT-2/causal-ll")
+    assert result_rows({**report, "sections": [pll]})[0].reference is None  # not the paper's method

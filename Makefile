@@ -28,9 +28,9 @@ demo: $(VENV)/.stamp-labelstudio
 test: $(VENV)/.stamp-test
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PY) -m pytest $(PYTEST_ARGS)
 
-# README.md's command-line reference, regenerated from every subcommand's --help
+# docs/cli.md, the command-line reference, regenerated from every subcommand's --help
 readme: $(VENV)/.stamp-labelstudio
-	$(PY) -m stereoset_eval.cli.reference README.md
+	$(PY) -m stereoset_eval.cli.reference docs/cli.md
 
 # Speed benchmark: ours vs the reference loop, minicons and the forward-pass floor (BENCH_ARGS: see
 # `python -m speed.run --help`; e.g. BENCH_ARGS="--models bert-base-random --omp-wait-policy passive")

@@ -1,11 +1,18 @@
-"""Seeded percentile-bootstrap confidence intervals for every headline number.
+"""One seeded percentile bootstrap for every registered statistic.
+
+:func:`estimate` takes outcome arrays and statistics
+(:mod:`stereoset_eval.analysis.statistics`): it resamples the units within each statistic's
+declared strata and evaluates the *same* function on the full sample (the point value) and on
+every replicate (the interval), so a value and its interval cannot disagree. The wrappers
+below attach the intervals to each benchmark's result objects:
 
 * StereoSet (official and micro): examples are resampled **within their target term**, so
   every target keeps its size and the macro average over targets stays defined.
 * CrowS-Pairs metric, stereotype and anti-stereotype scores: pairs are resampled (per bias
   type for the per-bias-type metric).
-* Pair ss: pairs are resampled; balanced ss: pairs are resampled within their group, so the
-  weights stay fixed.
+* Pair ss: pairs are resampled — also where it appears as the unbalanced ss beside a balanced
+  one, so one number has one interval; balanced ss: pairs are resampled within their group,
+  so the weights stay fixed.
 
 Reproducible: each slice draws from ``numpy.random.default_rng([seed, crc32(slice name)])``,
 so adding a slice never changes another slice's interval. ``seed``, ``n_resamples``, the
@@ -21,20 +28,23 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from stereoset_eval.analysis import crows_metric as crows
+from stereoset_eval.analysis import pair_metrics as pairs
+from stereoset_eval.analysis import stereoset_metrics as stereoset
 from stereoset_eval.analysis.errors import OptionError
 from stereoset_eval.analysis.crows_metric import CrowsResult, crows_metric, pair_outcomes
 from stereoset_eval.analysis.pair_metrics import BalancedSS, apply_tie_rule, balanced_ss, comparisons, group_labels, pair_ss
 from stereoset_eval.analysis.results import ConfidenceInterval, MetricResult
+from stereoset_eval.analysis.statistics import Outcomes, Statistic, take
 from stereoset_eval.analysis.stereoset_metrics import (
     OFFICIAL_OPTIONS,
-    ExampleOutcome,
     StereoSetEvaluation,
     evaluate_scopes,
     example_outcomes,
     score_official_scope,
     scope_slices,
 )
-from stereoset_eval.analysis.stereoset_micro import MICRO_OPTIONS, score_micro_scope
+from stereoset_eval.analysis.stereoset_micro import MICRO_OPTIONS, MICRO_STATISTICS, score_micro_scope
 from stereoset_eval.foundation.items import Item
 
 METHOD = "percentile bootstrap"
@@ -95,25 +105,50 @@ def percentile_interval(replicates: np.ndarray, config: BootstrapConfig, unit: s
     )
 
 
-def _icat(lms: np.ndarray, ss: np.ndarray) -> np.ndarray:
-    return lms * (np.minimum(ss, 100.0 - ss) / 50.0)
+@dataclass(frozen=True)
+class Estimate:
+    """A statistic's value on the full sample and its interval from the replicates of the same function."""
+
+    value: float
+    ci: ConfidenceInterval | None
 
 
-def _stereoset_replicates(outcomes: Sequence[ExampleOutcome], variant: str, idx: np.ndarray) -> tuple[np.ndarray, ...]:
-    pro = np.array([o.stereotype_wins for o in outcomes], dtype=float)[idx]
-    rel = np.array([o.related for o in outcomes], dtype=float)[idx]
-    if variant == "micro":
-        lms = 100.0 * (rel == 2).mean(axis=1)
-        ss = 100.0 * pro.mean(axis=1)
-    else:
-        targets = sorted({o.target for o in outcomes})
-        code = {t: i for i, t in enumerate(targets)}
-        onehot = np.zeros((len(outcomes), len(targets)))
-        onehot[np.arange(len(outcomes)), [code[o.target] for o in outcomes]] = 1.0
-        total = onehot.sum(axis=0)  # resampling within targets keeps these fixed
-        ss = (100.0 * (pro @ onehot) / total).mean(axis=1)
-        lms = ((rel @ onehot) / (total * 2.0) * 100.0).mean(axis=1)
-    return lms, ss, _icat(lms, ss)
+def estimate(
+    outcomes: Outcomes,
+    statistics: Sequence[Statistic],
+    *,
+    slice_name: str,
+    config: BootstrapConfig,
+    unit: str | None = None,
+) -> dict[str, Estimate]:
+    """Point value and percentile interval of each statistic on one sample (keyed by statistic key).
+
+    The statistics share one resampling (one index matrix drawn from the slice's generator), so
+    they must declare the same strata. Replicates where a statistic is undefined (NaN, e.g. no
+    pair of a direction) are left out; a statistic undefined on every replicate gets no interval.
+    """
+    strata = {s.strata for s in statistics}
+    if len(strata) != 1:
+        raise OptionError(f"statistics {[s.key for s in statistics]} declare different strata {sorted(map(str, strata))}")
+    (stratum,) = strata
+    n = len(next(iter(outcomes.values())))
+    labels: Sequence[Hashable] = [0] * n if stratum is None else outcomes[stratum].tolist()
+    idx = resample_within_strata(labels, config.n_resamples, slice_rng(config.seed, slice_name))
+    sample = take(outcomes, idx)
+    out = {}
+    for stat in statistics:
+        reps = np.asarray(stat.fn(sample), dtype=float)
+        reps = reps[np.isfinite(reps)]
+        ci = percentile_interval(reps, config, unit or stat.unit) if reps.size else None
+        out[stat.key] = Estimate(stat.value(outcomes), ci)
+    return out
+
+
+def _attach(result: MetricResult, est: Estimate) -> MetricResult:
+    """``result`` with the estimate's interval; its value must be the statistic's full-sample value."""
+    if result.value != est.value:
+        raise AssertionError(f"{result.name}: value {result.value!r} is not its statistic's {est.value!r}")
+    return result.with_ci(est.ci) if est.ci is not None else result
 
 
 def stereoset_with_ci(
@@ -123,24 +158,21 @@ def stereoset_with_ci(
     if variant not in ("official", "micro"):
         raise OptionError(f"variant must be 'official' or 'micro', got {variant!r}")
     outcomes = example_outcomes(items, scores)
-    scorer, options = (
-        (score_official_scope, OFFICIAL_OPTIONS) if variant == "official" else (score_micro_scope, MICRO_OPTIONS)
+    scorer, options, statistics = (
+        (score_official_scope, OFFICIAL_OPTIONS, stereoset.OFFICIAL_STATISTICS)
+        if variant == "official"
+        else (score_micro_scope, MICRO_OPTIONS, MICRO_STATISTICS)
     )
     evaluation = evaluate_scopes(outcomes, scorer, variant, options)
     slices = scope_slices(outcomes)
-    unit = "examples within target terms"
     scopes = {}
     for name, scope in evaluation.scopes.items():
-        sl = slices[name]
-        idx = resample_within_strata(
-            [o.target for o in sl], config.n_resamples, slice_rng(config.seed, f"stereoset/{variant}/{name}")
+        est = estimate(
+            stereoset.outcome_arrays(slices[name]), statistics, slice_name=f"stereoset/{variant}/{name}", config=config
         )
-        lms, ss, icat = _stereoset_replicates(sl, variant, idx)
+        lms, ss, icat = (est[s.key] for s in statistics)
         scopes[name] = dataclasses.replace(
-            scope,
-            lms=scope.lms.with_ci(percentile_interval(lms, config, unit)),
-            ss=scope.ss.with_ci(percentile_interval(ss, config, unit)),
-            icat=scope.icat.with_ci(percentile_interval(icat, config, unit)),
+            scope, lms=_attach(scope.lms, lms), ss=_attach(scope.ss, ss), icat=_attach(scope.icat, icat)
         )
     return StereoSetEvaluation(
         variant=variant, scopes=scopes, options={**evaluation.options, "bootstrap": config.to_dict()}
@@ -154,35 +186,30 @@ def crows_with_ci(
     items = list(items)
     result = crows_metric(items, scores, ndigits=ndigits)
     outcomes = pair_outcomes(items, scores, ndigits=ndigits)
-    hit = np.array([o.hit for o in outcomes], dtype=float)
-    neutral = np.array([o.neutral for o in outcomes], dtype=bool)
-    direction = np.array([o.direction for o in outcomes])
-    bias = np.array([o.bias_type for o in outcomes])
-    idx = resample_within_strata([0] * len(outcomes), config.n_resamples, slice_rng(config.seed, "crows/all"))
-    h, nn, d = hit[idx], ~neutral[idx], direction[idx]
+    stats = (crows.CROWS_METRIC, crows.CROWS_STEREOTYPE, crows.CROWS_ANTISTEREOTYPE)
+    est = estimate(crows.outcome_arrays(outcomes), stats, slice_name="crows/all", config=config)
 
-    def direction_ci(res: MetricResult | None, which: str) -> MetricResult | None:
-        if res is None:
-            return None
-        mask = nn & (d == which)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            reps = (h * mask).sum(axis=1) / mask.sum(axis=1) * 100
-        reps = reps[np.isfinite(reps)]  # a resample without such pairs has no value
-        return res.with_ci(percentile_interval(reps, config, "pairs")) if reps.size else res
+    def direction(res: MetricResult | None, stat: Statistic) -> MetricResult | None:
+        return None if res is None else _attach(res, est[stat.key])
 
     per_bias = {}
     for b, res in result.per_bias_type.items():
-        pos = np.flatnonzero(bias == b)
-        bidx = resample_within_strata([0] * pos.size, config.n_resamples, slice_rng(config.seed, f"crows/{b}"))
-        per_bias[b] = res.with_ci(percentile_interval(hit[pos][bidx].mean(axis=1) * 100, config, "pairs"))
+        arrays = crows.outcome_arrays([o for o in outcomes if o.bias_type == b])
+        bias_est = estimate(arrays, (crows.CROWS_METRIC,), slice_name=f"crows/{b}", config=config)
+        per_bias[b] = _attach(res, bias_est[crows.CROWS_METRIC.key])
     return dataclasses.replace(
         result,
-        metric=result.metric.with_ci(percentile_interval(h.mean(axis=1) * 100, config, "pairs")),
-        stereotype=direction_ci(result.stereotype, "stereo"),
-        antistereotype=direction_ci(result.antistereotype, "antistereo"),
+        metric=_attach(result.metric, est[crows.CROWS_METRIC.key]),
+        stereotype=direction(result.stereotype, crows.CROWS_STEREOTYPE),
+        antistereotype=direction(result.antistereotype, crows.CROWS_ANTISTEREOTYPE),
         per_bias_type=per_bias,
         options={**result.options, "bootstrap": config.to_dict()},
     )
+
+
+def _pair_ss_estimate(prefs: Sequence[float | None], config: BootstrapConfig) -> Estimate:
+    est = estimate(pairs.outcome_arrays(prefs), (pairs.PAIR_SS,), slice_name="pair_ss", config=config)
+    return est[pairs.PAIR_SS.key]
 
 
 def pair_ss_with_ci(
@@ -192,9 +219,7 @@ def pair_ss_with_ci(
     items = list(items)
     result = pair_ss(items, scores, ties=ties)
     prefs = apply_tie_rule(comparisons(items, scores), ties=ties)
-    kept = np.array([p for p in prefs if p is not None])
-    idx = resample_within_strata([0] * kept.size, config.n_resamples, slice_rng(config.seed, "pair_ss"))
-    return result.with_ci(percentile_interval(kept[idx].mean(axis=1) * 100, config, "pairs"))
+    return _attach(result, _pair_ss_estimate(prefs, config))
 
 
 def balanced_ss_with_ci(
@@ -206,23 +231,25 @@ def balanced_ss_with_ci(
     missing_group: str = "error",
     config: BootstrapConfig,
 ) -> BalancedSS:
-    """:func:`~stereoset_eval.analysis.pair_metrics.balanced_ss` with CIs on both values (pairs resampled within groups)."""
+    """:func:`~stereoset_eval.analysis.pair_metrics.balanced_ss` with CIs on both values.
+
+    The unbalanced value is the pair ss and gets the pair ss interval (pairs resampled); the
+    balanced value resamples pairs within their groups.
+    """
     items = list(items)
     result = balanced_ss(items, scores, group_by=group_by, ties=ties, missing_group=missing_group)
     labels = group_labels(items, group_by, missing_group=missing_group)
     prefs = apply_tie_rule(comparisons(items, scores), ties=ties)
-    kept = [(lab, p) for lab, p in zip(labels, prefs) if p is not None]
-    labs = [lab for lab, _ in kept]
-    values = np.array([p for _, p in kept])
-    idx = resample_within_strata(labs, config.n_resamples, slice_rng(config.seed, f"balanced_ss/{group_by}"))
-    reps = values[idx]
-    groups = sorted(set(labs))
-    onehot = np.array([[lab == g for g in groups] for lab in labs], dtype=float)
-    balanced_reps = ((reps @ onehot) / onehot.sum(axis=0) * 100.0).mean(axis=1)
-    unit = f"pairs within {group_by} groups"
+    balanced = estimate(
+        pairs.outcome_arrays(prefs, labels),
+        (pairs.BALANCED_SS,),
+        slice_name=f"balanced_ss/{group_by}",
+        config=config,
+        unit=f"pairs within {group_by} groups",
+    )[pairs.BALANCED_SS.key]
     return dataclasses.replace(
         result,
-        unbalanced=result.unbalanced.with_ci(percentile_interval(reps.mean(axis=1) * 100, config, unit)),
-        balanced=result.balanced.with_ci(percentile_interval(balanced_reps, config, unit)),
+        unbalanced=_attach(result.unbalanced, _pair_ss_estimate(prefs, config)),
+        balanced=_attach(result.balanced, balanced),
         options={**result.options, "bootstrap": config.to_dict()},
     )

@@ -4,9 +4,9 @@
   p-value for small model sets (``scipy.stats.permutation_test``, pairings, two-sided; exact
   when n! ≤ ``permutations``, otherwise Monte Carlo with the given seed).
 * :func:`benchmark_correlation` / :func:`correlation_by_category`: from a long table of
-  per-model scores (seed paper Table 5: one ρ per stereotype category).
+  per-model scores (BMNE paper Table 5: one ρ per stereotype category).
 * :func:`balance_table`: per-model pre-/post-balance scores of two benchmarks with the ρ of
-  each column pair (seed paper Table 6 layout).
+  each column pair (BMNE paper Table 6 layout).
 """
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ def benchmark_correlation(
 def correlation_by_category(
     table: pd.DataFrame, x: str, y: str, *, permutations: int | None = None, seed: int = 0
 ) -> dict[str, Correlation]:
-    """One ρ per category (seed paper Table 5), categories in sorted order."""
+    """One ρ per category (BMNE paper Table 5), categories in sorted order."""
     _check_long(table)
     return {
         str(cat): benchmark_correlation(table, x, y, category=cat, permutations=permutations, seed=seed)
@@ -223,7 +223,7 @@ def balance_table(
     permutations: int | None = None,
     seed: int = 0,
 ) -> BalanceTable:
-    """Table 6 of the seed paper from a wide table of per-model scores.
+    """Table 6 of the BMNE paper from a wide table of per-model scores.
 
     Args:
         scores: columns ``model``, ``x_pre``, ``y_pre``, ``x_post``, ``y_post`` (x = ``x_name``

@@ -8,7 +8,7 @@ Library first, CLI on top: ``stereoset-eval report`` calls :func:`build_report` 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from stereoset_eval.analysis.correlation import BalanceTable, Correlation
 from stereoset_eval.analysis.crows_metric import CrowsResult
@@ -19,12 +19,18 @@ from stereoset_eval.analysis.report_sections import balanced_section, crows_sect
 from stereoset_eval.analysis.results import MetricResult
 from stereoset_eval.analysis.stereoset_metrics import StereoSetEvaluation
 
+if TYPE_CHECKING:
+    from stereoset_eval.analysis.benchmarks.base import Evaluation
+
 
 @dataclass(frozen=True)
 class ModelResults:
     """Everything computed for one model; any part may be absent.
 
     ``pair_ss`` and ``balanced`` are keyed by benchmark name (e.g. ``BMNE-StereoSet``).
+    ``evaluations`` are registered benchmarks' results
+    (:meth:`stereoset_eval.analysis.benchmarks.base.Benchmark.evaluate`); they render themselves,
+    after the fixed parts.
     """
 
     model: str
@@ -34,6 +40,7 @@ class ModelResults:
     crows_benchmark: str = "CrowS-Pairs"
     pair_ss: Mapping[str, MetricResult] = field(default_factory=dict)
     balanced: Mapping[str, BalancedSS] = field(default_factory=dict)
+    evaluations: Sequence["Evaluation"] = ()
 
     def sections(self) -> list[Section]:
         out = []
@@ -47,6 +54,8 @@ class ModelResults:
             out.append(pair_ss_section(res, model=self.model, benchmark=bench))
         for bench, bal in self.balanced.items():
             out.append(balanced_section(bal, model=self.model, benchmark=bench))
+        for ev in self.evaluations:
+            out.extend(ev.sections(model=self.model))
         return out
 
     def n_per_slice(self) -> dict[str, int]:
@@ -61,6 +70,8 @@ class ModelResults:
         n.update({f"{b}/pair_ss": r.n for b, r in self.pair_ss.items()})
         for b, bal in self.balanced.items():
             n.update({f"{b}/{bal.group_by}/{g}": s.n for g, s in bal.groups.items()})
+        for ev in self.evaluations:
+            n.update(ev.n_per_slice())
         return n
 
 
@@ -99,7 +110,7 @@ def correlation_section(
             "(pairings, two-sided), when requested.",
         ),
     )
-    figures = ()
+    figures: tuple[Figure, ...] = ()
     if scatter:
         figures = tuple(
             Figure(
@@ -127,20 +138,16 @@ def correlation_section(
 
 
 def balance_table_section(table: BalanceTable, *, key: str = "balance-table") -> Section:
-    """Seed paper Table 6 layout: per model, pre- and post-balance scores of two benchmarks, ρ below."""
+    """The BMNE paper's Table 6 layout: per model, pre- and post-balance scores of two benchmarks, ρ below."""
     x, y = table.x_name, table.y_name
     rows = tuple(
         (str(r.model), fmt(r.x_pre), fmt(r.y_pre), fmt(r.x_post), fmt(r.y_post)) for r in table.rows.itertuples()
     )
-    rows += (
-        (
-            "Spearman ρ (p)",
-            f"{table.pre.rho:.3f} (p = {table.pre.p_value:.2g})",
-            "",
-            f"{table.post.rho:.3f} (p = {table.post.p_value:.2g})",
-            "",
-        ),
-    )
+    def rho(c: Correlation) -> str:  # scipy's t-approximation p misleads for few models: the permutation p beside it
+        perm = "" if c.permutation_p_value is None else f", perm. {c.permutation_p_value:.2g}"
+        return f"{c.rho:.3f} (p = {c.p_value:.2g}{perm})"
+
+    rows += (("Spearman ρ (p)", rho(table.pre), "", rho(table.post), ""),)
     display = Table(
         title=f"{x} vs {y}: pre- and post-balance ss per model",
         columns=("model", f"{x} pre", f"{y} pre", f"{x} post", f"{y} post"),

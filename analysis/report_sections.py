@@ -24,7 +24,7 @@ COUNT_NOTE = (
 )
 VARIANT_TITLES = {
     "official": "StereoSet — official evaluation.py (macro over target terms)",
-    "micro": "StereoSet — seed-paper micro variant (over examples; NOT the official metric)",
+    "micro": "StereoSet — BMNE-paper micro variant (over examples; NOT the official metric)",
 }
 
 

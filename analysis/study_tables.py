@@ -2,9 +2,9 @@
 
 * :func:`long_scores`: one row per (model, benchmark, category, value) — input of
   :func:`~stereoset_eval.analysis.correlation.benchmark_correlation` and
-  :func:`~stereoset_eval.analysis.correlation.correlation_by_category` (seed paper Table 5).
+  :func:`~stereoset_eval.analysis.correlation.correlation_by_category` (BMNE paper Table 5).
 * :func:`pre_post_scores`: per model the unbalanced (pre) and balanced (post) ss of two
-  benchmarks — input of :func:`~stereoset_eval.analysis.correlation.balance_table` (seed paper Table 6).
+  benchmarks — input of :func:`~stereoset_eval.analysis.correlation.balance_table` (BMNE paper Table 6).
 """
 
 from __future__ import annotations

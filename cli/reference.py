@@ -1,9 +1,9 @@
-"""The README's command-line reference, rendered from the parsers' own ``--help``.
+"""The command-line reference (docs/cli.md), rendered from the parsers' own ``--help``.
 
-The block between :data:`START` and :data:`END` in README.md is generated: every
+The block between :data:`START` and :data:`END` in docs/cli.md is generated: every
 subcommand's help text, in the order ``stereoset-eval --help`` lists them, rendered at a fixed
 width so the result does not depend on the terminal. ``make readme`` (``python -m
-stereoset_eval.cli.reference README.md``) rewrites it; ``tests/test_readme.py`` fails when it is stale.
+stereoset_eval.cli.reference docs/cli.md``) rewrites it; ``tests/test_readme.py`` fails when it is stale.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def render_cli_reference(width: int = WIDTH) -> str:
 def replace_block(text: str, block: str) -> str:
     """``text`` with the part between the markers replaced by ``block``."""
     if START not in text or END not in text:
-        raise ValueError(f"README lacks the markers {START!r} … {END!r}")
+        raise ValueError(f"the file lacks the markers {START!r} … {END!r}")
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
     return f"{head}{START}\n\n{block.rstrip()}\n\n{END}{tail}"
@@ -70,8 +70,8 @@ def replace_block(text: str, block: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m stereoset_eval.cli.reference", description=__doc__.splitlines()[0])
-    p.add_argument("readme", type=Path, nargs="?", default=Path("README.md"))
-    p.add_argument("--check", action="store_true", help="exit 1 if the README's block is stale; write nothing")
+    p.add_argument("readme", type=Path, nargs="?", default=Path("docs/cli.md"))
+    p.add_argument("--check", action="store_true", help="exit 1 if the block is stale; write nothing")
     args = p.parse_args(argv)
     text = args.readme.read_text(encoding="utf-8")
     new = replace_block(text, render_cli_reference())

@@ -58,6 +58,11 @@ tags:
 - stereotype
 - bias
 - gender
+configs:
+- config_name: default
+  data_files:
+  - split: train
+    path: pairs.parquet
 ---
 
 # Curated gender-swap pairs — version `{version}`
@@ -76,8 +81,16 @@ sent_less attribute), `target` (StereoSet target term), `pitfalls`, `tag_source`
 (auto/human), `dimension_evidence`, `edits` (JSON list of token edits
 `sentence_role, index, old, new` over the lossless tokenisation of `stereoset_eval.curation.text`; applying
 them in reverse rebuilds the source sentence), `sentence_origins` (which source sentence
-each sentence was made from), `flags` (JSON), `source_file`, `source_sha256`, `source_row`,
-`source_format`.
+each sentence was made from), `item_flags` (JSON), `source_file`, `source_sha256`, `source_row`
+(integer), `source_format`. The columns have the same types in `pairs.csv`, `pairs.parquet` and
+`hf_dataset/` (a `DatasetDict` with one split, `train`): strings, `source_row` an integer; an
+absent `category`, `target`, `tag_source` or `source_row` is null (an empty field in CSV);
+`dimension_evidence`, `edits`, `sentence_origins` and `item_flags` are JSON text.
+
+Load it with `datasets.load_dataset("<this folder>")` (the `configs:` block above points at
+`pairs.parquet`), `datasets.load_from_disk("<this folder>/hf_dataset")`, or pandas. Score it
+with lm-evaluation-harness: `lm_eval --include_path <this folder>/lm_eval_task --tasks
+stereoset_eval_curated` (`target_delimiter: ""`, as lm-eval's own `crows_pairs`).
 
 Direction: `sent_more` is always the stereotype-consistent sentence (as in CrowS-Pairs,
 whose metric counts `sent_more` > `sent_less` for both directions). `stereo_antistereo`
@@ -115,7 +128,7 @@ Words = `len(text.split())`, characters = `len(text)`; std is the sample std (dd
 Jaccard similarity of word sets (`stereoset_eval.curation.text.words`: lower-cased word tokens,
 punctuation dropped) between each curated sentence and the source sentence it was made
 from: over edited sentences only (`mean_jaccard_edited`) and over all curated sentences,
-unedited ones counting 1.0 (`mean_jaccard_all`). The seed paper reports 83.45%.
+unedited ones counting 1.0 (`mean_jaccard_all`). The BMNE paper reports 83.45%.
 
 {_md(result.jaccard)}
 

@@ -1,4 +1,4 @@
-"""Stereotype-dimension tags (seed paper §5.1, App. C.3): lexicon suggestions, human overrides.
+"""Stereotype-dimension tags (BMNE paper §5.1, App. C.3): lexicon suggestions, human overrides.
 
 :func:`suggest_dimension` looks for cue words of the four dimensions
 (:mod:`stereoset_eval.curation.lexicon.dimension_terms`) first in the pair's *attribute* (the words that

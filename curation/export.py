@@ -3,10 +3,12 @@
 Layout of the output directory (built under a temporary name and swapped into place by
 :func:`stereoset_eval.foundation.atomic.atomic_directory`, so a crash never leaves half a version)::
 
-    README.md              dataset card (counts, provenance, license, rules version)
+    README.md              dataset card (counts, provenance, license, rules version); its YAML
+                           ``configs:`` block makes ``datasets.load_dataset(<folder>)`` read pairs.parquet
     pairs.csv              BMNE columns + provenance columns (one row per curated pair)
-    pairs.parquet          the same table
-    hf_dataset/            datasets.Dataset.save_to_disk of the same table
+    pairs.parquet          the same table, the same column types (:mod:`.export_schema`)
+    hf_dataset/            datasets.DatasetDict({"train": ...}).save_to_disk of the same table
+    lm_eval_task/          an lm-evaluation-harness task over pairs.parquet (YAML + utils.py)
     rules_summary.csv      rule table of the source pairs (automatic + needs a person)
     rules_summary_curated.csv   rule table of the curated pairs
     removed.csv            every pair / instance left out, with status and reason
@@ -31,11 +33,11 @@ from stereoset_eval.foundation.items import Item
 from stereoset_eval.curation.pairs import INSTANCE_SEPARATOR, origin_of
 from stereoset_eval.curation.rules import RULES
 
-BMNE_COLUMNS: tuple[str, ...] = ("sent_more", "sent_less", "stereo_antistereo", "bias_type", "category")
-PROVENANCE_COLUMNS: tuple[str, ...] = (
-    "id", "source", "source_id", "instance", "target", "pitfalls", "tag_source", "dimension_evidence",
-    "edits", "sentence_origins", "flags", "source_file", "source_sha256", "source_row", "source_format",
-)
+from stereoset_eval.curation.export_schema import BMNE_COLUMNS, COLUMNS, hf_features, typed_frame
+from stereoset_eval.curation.lm_eval_task import write_lm_eval_task
+
+PROVENANCE_COLUMNS: tuple[str, ...] = COLUMNS[len(BMNE_COLUMNS):]
+SPLIT = "train"  #: the one split of the exported dataset (as the BMNE release on the hub)
 INSTANCE_KINDS = {"": "as-is", "m": "sent_more attribute", "l": "sent_less attribute"}
 
 
@@ -44,7 +46,7 @@ def _json(obj: Any) -> str:
 
 
 def pairs_frame(items: Sequence[Item]) -> pd.DataFrame:
-    """One row per curated item in the BMNE column schema plus provenance columns."""
+    """One row per curated item in the BMNE column schema plus provenance columns (typed, see SCHEMA)."""
     rows = []
     for it in items:
         src, src_id = origin_of(it)
@@ -67,13 +69,13 @@ def pairs_frame(items: Sequence[Item]) -> pd.DataFrame:
             "dimension_evidence": _json([dict(h) for h in tag.evidence]) if tag else "[]",
             "edits": _json([e.to_dict() for e in p.edits]),
             "sentence_origins": _json(dict(p.sentence_origins)),
-            "flags": _json([f.to_dict() for f in it.flags]),
+            "item_flags": _json([f.to_dict() for f in it.flags]),
             "source_file": Path(p.source_file).name,
             "source_sha256": p.sha256,
-            "source_row": "" if p.row is None else str(p.row),
+            "source_row": p.row,
             "source_format": p.format,
         })
-    return pd.DataFrame(rows, columns=[*BMNE_COLUMNS, *PROVENANCE_COLUMNS])
+    return typed_frame(rows)
 
 
 def write_csv(df: pd.DataFrame, dest: Path) -> None:
@@ -87,12 +89,12 @@ def write_parquet(df: pd.DataFrame, dest: Path) -> None:
 
 
 def write_hf_dataset(df: pd.DataFrame, dest: Path) -> None:
-    """``datasets.Dataset.save_to_disk`` of ``df`` (all columns strings), atomically."""
+    """``datasets.DatasetDict({"train": …}).save_to_disk`` of ``df`` with the export's column types, atomically."""
     import datasets
 
     datasets.disable_progress_bars()
-    features = datasets.Features({c: datasets.Value("string") for c in df.columns})
-    ds = datasets.Dataset.from_dict({c: df[c].astype(str).tolist() for c in df.columns}, features=features)
+    columns = {c: [None if pd.isna(v) else v for v in df[c].astype(object)] for c in df.columns}
+    ds = datasets.DatasetDict({SPLIT: datasets.Dataset.from_dict(columns, features=hf_features())})
     with atomic_directory(dest) as tmp:
         ds.save_to_disk(str(tmp))
 
@@ -110,6 +112,7 @@ def write_curation(result: Any, output: str | Path, *, card: str) -> Path:
         write_csv(frame, tmp / "pairs.csv")
         write_parquet(frame, tmp / "pairs.parquet")
         write_hf_dataset(frame, tmp / "hf_dataset")
+        write_lm_eval_task(tmp / "lm_eval_task")
         write_csv(result.rule_summary, tmp / "rules_summary.csv")
         write_csv(result.instance_rule_summary, tmp / "rules_summary_curated.csv")
         write_csv(result.removed_table(), tmp / "removed.csv")

@@ -1,4 +1,4 @@
-"""Gender-swap normalisation of harmonised pairs (seed paper §3.3).
+"""Gender-swap normalisation of harmonised pairs (BMNE paper §3.3).
 
 Every harmonised pair gets :class:`Decision` records; nothing is dropped silently:
 

@@ -1,4 +1,4 @@
-"""Harmonise benchmark items into one pair format (seed paper §4.1).
+"""Harmonise benchmark items into one pair format (BMNE paper §4.1).
 
 Every item becomes a pair item (``source="curated"``) with ``sent_more`` = the
 stereotypical sentence, ``sent_less`` = the anti-stereotypical one, a ``direction``, the

@@ -1,4 +1,4 @@
-"""Curation statistics (seed paper Tables 1 and 3, Figure 2), as plain DataFrames.
+"""Curation statistics (BMNE paper Tables 1 and 3, Figure 2), as plain DataFrames.
 
 Definitions (stated in every dataset card):
 
@@ -9,7 +9,7 @@ Definitions (stated in every dataset card):
 * **Jaccard** between a curated sentence and the source sentence it was made from: word
   sets of :func:`stereoset_eval.curation.text.words` (lower-cased word tokens, punctuation dropped),
   ``|A ∩ B| / |A ∪ B|``; averaged over edited sentences and over all curated sentences
-  (unedited ones count 1.0). The seed paper reports 83.45% without saying which.
+  (unedited ones count 1.0). The BMNE paper reports 83.45% without saying which.
 * **counts**: source pairs → removed / review / kept; kept → curated instances, of which
   unchanged (no edit), edited, and augmented (instances beyond one per kept pair).
 """

@@ -7,7 +7,11 @@ registry work without it):
 * :mod:`stereoset_eval.scoring.methods` — the registry ``METHODS`` of named scoring methods; each method turns
   items into :class:`~stereoset_eval.scoring.requests.Request` objects and gathered log-probabilities back
   into its documented number.
+* :mod:`stereoset_eval.scoring.settings` — :class:`RunSettings`, the run's options (device, dtype,
+  batch_tokens, last_layer, allocator) as one validated object.
+* :mod:`stereoset_eval.scoring.model_info` — what a model's files say before loading (config, kind, heads).
 * :mod:`stereoset_eval.scoring.backends` — loading pretrained models/tokenizers, device, dtype, fingerprints.
+* :mod:`stereoset_eval.scoring.fake` — deterministic fake models (``fake:masked``, ``fake:causal``) for tests.
 * :mod:`stereoset_eval.scoring.scorers` — batched forward passes (masked LM, causal LM, NSP head).
 * :mod:`stereoset_eval.scoring.requests` / :mod:`stereoset_eval.scoring.engine` — deduplication, length bucketing under a
   token budget, cache-aware execution.

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import os
 import platform
-import subprocess
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,14 +17,16 @@ from typing import Any, Iterable, Mapping
 
 from stereoset_eval import __version__
 from stereoset_eval.foundation.items import Item
+from stereoset_eval.foundation.provenance import ToolInfo
 from stereoset_eval.scoring.cache import ScoreCache, cache_key, default_cache_dir
 from stereoset_eval.scoring.methods import get_method
 from stereoset_eval.scoring.methods.base import Method, Prepared, UnitSpec
-from stereoset_eval.scoring.records import ScoreSet, ScoringError, SentenceScore
+from stereoset_eval.scoring.model_info import is_fake_model
+from stereoset_eval.scoring.records import ScoreSet, ScoringError, SentenceResult, SentenceScore
 from stereoset_eval.scoring.requests import batch_overhead_tokens
+from stereoset_eval.scoring.settings import DEFAULT_BATCH_TOKENS, RunSettings  # noqa: F401 - re-exported
 
-DEFAULT_BATCH_TOKENS = 8192
-LAST_LAYER_CHOICES = ("scored", "all")
+_GIVEN = object()  # a keyword left out: the value of ``settings`` applies
 
 
 def score_items(
@@ -34,11 +35,13 @@ def score_items(
     model: str,
     method: str,
     options: Mapping[str, Any] | None = None,
-    device: str | None = "auto",
-    dtype: str | None = None,
+    settings: RunSettings | None = None,
     revision: str | None = None,
-    batch_tokens: int = DEFAULT_BATCH_TOKENS,
-    last_layer: str = "scored",
+    device: Any = _GIVEN,
+    dtype: Any = _GIVEN,
+    batch_tokens: Any = _GIVEN,
+    last_layer: Any = _GIVEN,
+    allocator: Any = _GIVEN,
     cache_dir: str | os.PathLike[str] | None = None,
     use_cache: bool = True,
     progress: bool = False,
@@ -48,19 +51,20 @@ def score_items(
     Args:
         items: items the method accepts (e.g. StereoSet intrasentence items for
             ``stereoset-mlm``, pair items for ``crows-nangia``); any other item is an error.
-        model: hub id or local folder of a pretrained model.
+        model: hub id or local folder of a pretrained model; ``fake:masked`` / ``fake:causal``: the
+            deterministic fake model of :mod:`stereoset_eval.scoring.fake` (tests, no network).
         method: a name in :data:`stereoset_eval.scoring.methods.METHODS`.
         options: the method's options (see its module); defaults are the faithful ones.
-        device: ``auto``, ``cpu``, ``cuda`` or ``cuda:N``.
-        dtype: ``fp32`` (default), ``bf16`` or ``fp16`` (CUDA only).
+        settings: the run's :class:`~stereoset_eval.scoring.settings.RunSettings` (device, dtype,
+            batch_tokens, last_layer, allocator); None = the defaults. Recorded as
+            ``run.settings`` in the provenance.
         revision: hub revision (branch, tag or commit).
-        batch_tokens: padded tokens per forward batch; results do not depend on it beyond
-            float32 noise (~1e-7).
-        last_layer: ``scored`` (default): where the model allows it (BERT-family masked LMs,
-            verified by a probe at load time), run the last encoder layer at the scored positions
-            only, ~7 % less compute for BERT-base; ``all``: at every position, as a plain
-            forward pass. Numbers differ by float32 rounding only; the provenance records which
-            ran (``run.last_layer``).
+        device / dtype / batch_tokens / last_layer / allocator: one field of ``settings`` each,
+            given as a keyword instead (it replaces that field). ``last_layer="scored"`` (default):
+            where the model allows it (BERT-family masked LMs, verified by a probe at load time),
+            the last encoder layer runs at the scored positions only, ~7 % less compute for
+            BERT-base; ``all``: at every position. Numbers differ by float32 rounding only; the
+            provenance records which ran (``run.last_layer``).
         cache_dir: result cache folder (default ``$STEREOSET_EVAL_CACHE`` or
             ``~/.cache/stereoset-eval/scores``).
         use_cache: read and write the cache; False computes everything and stores nothing.
@@ -82,19 +86,27 @@ def score_items(
         raise ScoringError(f"no items to score with {spec.name} ({model}): the dataset is empty (after filtering?)")
     given = spec.validate_options(options)
     _check_items(spec, items)
-    if not isinstance(batch_tokens, int) or batch_tokens < 1:
-        raise ScoringError(f"batch_tokens must be a positive integer, got {batch_tokens!r}")
-    if last_layer not in LAST_LAYER_CHOICES:
-        raise ScoringError(f"last_layer must be one of {', '.join(LAST_LAYER_CHOICES)}, got {last_layer!r}")
+    keywords = {"device": device, "dtype": dtype, "batch_tokens": batch_tokens, "last_layer": last_layer,
+                "allocator": allocator}
+    if keywords["device"] is None:  # the old signature's None meant auto
+        keywords["device"] = "auto"
+    settings = (settings or RunSettings()).replace(**{k: v for k, v in keywords.items() if v is not _GIVEN})
+    settings = settings.run_settings().validate()
     from stereoset_eval.scoring.backends import load_backend
     from stereoset_eval.scoring.scorers import Scorer
 
     cache = ScoreCache(cache_dir) if use_cache else None
     try:
-        backend = load_backend(model, kind=spec.model_kind, device=device, dtype=dtype, revision=revision, memo=cache)
+        if is_fake_model(model):  # stereoset_eval.scoring.fake: hashed log-probabilities, no network
+            from stereoset_eval.scoring.fake import FakeScorer, load_fake_backend
+
+            backend = load_fake_backend(model, kind=spec.model_kind, dtype=settings.dtype)
+        else:
+            backend = load_backend(model, kind=spec.model_kind, device=settings.device, dtype=settings.dtype,
+                                   revision=revision, memo=cache)
         resolved = spec.resolve(backend.tokenizer, given)
         units = spec.units(items, resolved)
-        from stereoset_eval.scoring.backends import quiet_transformers
+        from stereoset_eval.scoring.model_info import quiet_transformers
 
         with quiet_transformers():  # its "sequence longer than ..." warning: _check_lengths says it better
             prepared = [spec.prepare(u, backend.tokenizer, resolved) for u in units]
@@ -106,20 +118,22 @@ def score_items(
 
         from stereoset_eval.scoring.memory import release_free_memory, tune_allocator
 
-        def commit(fresh: dict[str, Any]) -> None:
+        def commit(fresh: dict[str, list[SentenceResult]]) -> None:
             if cache is not None:
-                cache.put_many(fresh, model=identity["model"], method=spec.name)
+                cache.put_many({k: [r.to_json() for r in rs] for k, rs in fresh.items()},
+                               model=identity["model"], method=spec.name)
             release_free_memory()
 
         from stereoset_eval.scoring.engine import execute
 
-        allocator = tune_allocator()  # bounded: host memory follows batch_tokens, not the dataset
+        allocator_in_effect = tune_allocator(settings.allocator)  # bounded: host memory follows batch_tokens
 
         from stereoset_eval.scoring.backends import exact_float32
 
-        scorer = Scorer(backend, last_layer_at_scored=last_layer == "scored")
+        scorer = FakeScorer(backend) if is_fake_model(model) else \
+            Scorer(backend, last_layer_at_scored=settings.last_layer == "scored")
         with exact_float32(backend):  # fp32 means IEEE float32 on CUDA too (no TF32), as the references ran
-            results = execute(spec, units, prepared, keys, resolved, scorer.run, batch_tokens=batch_tokens,
+            results = execute(spec, units, prepared, keys, resolved, scorer.run, batch_tokens=settings.batch_tokens,
                               cached=cached, commit=commit, progress=progress,
                               overhead_tokens=batch_overhead_tokens(backend.device.type))
     finally:
@@ -128,8 +142,8 @@ def score_items(
     records = _records(items, units, results)
     hits = sum(len(u.sentence_ids) for u, k in zip(units, keys) if k in cached)
     stats = {"hits": hits, "computed": len(records) - hits}
-    provenance = _provenance(spec, given, resolved, backend, items, records, stats, batch_tokens=batch_tokens,
-                             last_layer=scorer.last_layer, allocator=allocator,
+    provenance = _provenance(spec, given, resolved, backend, items, records, stats, settings=settings,
+                             last_layer=scorer.last_layer, allocator=allocator_in_effect,
                              cache_dir=(Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None,
                              wall_time_s=time.perf_counter() - started)
     return ScoreSet(spec.name, records, provenance, stats)
@@ -152,22 +166,20 @@ def _check_lengths(spec: Method, units: list[UnitSpec], prepared: list[Prepared]
                            f"{model} (no silent truncation): {shown}")
 
 
-def _records(items: list[Item], units: list[UnitSpec], results: list[list[dict[str, Any]]]) -> list[SentenceScore]:
+def _records(items: list[Item], units: list[UnitSpec], results: list[list[SentenceResult]]) -> list[SentenceScore]:
     by_id: dict[str, SentenceScore] = {}
     for unit, unit_results in zip(units, results):
         for sid, role, res in zip(unit.sentence_ids, unit.roles, unit_results):
             by_id[sid] = SentenceScore(
                 item_id=unit.item_id, sentence_id=sid, role=role,
-                score=float(res["score"]) if res["score"] is not None else float("nan"),
-                n_tokens=int(res["n_tokens"]),
-                token_ids=tuple(res["token_ids"]) if res.get("token_ids") is not None else None,
-                token_logprobs=tuple(res["token_logprobs"]) if res.get("token_logprobs") is not None else None,
-                extra=dict(res.get("extra") or {}),
+                score=float(res.score) if res.score is not None else float("nan"),
+                n_tokens=int(res.n_tokens), token_ids=res.token_ids, token_logprobs=res.token_logprobs,
+                extra=dict(res.extra),
             )
     return [by_id[s.id] for item in items for s in item.sentences if s.id in by_id]
 
 
-@functools.lru_cache(maxsize=1)  # fixed for the process; was ~50 ms per call (benchmarks/ profile)
+@functools.lru_cache(maxsize=1)  # fixed for the process; was ~50 ms per call (speed/ profile)
 def _versions() -> dict[str, str]:
     import importlib.metadata as md
 
@@ -180,25 +192,15 @@ def _versions() -> dict[str, str]:
     return out
 
 
-@functools.lru_cache(maxsize=1)  # the code this process imported does not change; one subprocess, not one per call
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent, capture_output=True,
-                             text=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
-
-
 def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, Any], backend: Any, items: list[Item],
-                records: list[SentenceScore], stats: Mapping[str, int], *, batch_tokens: int, last_layer: str,
+                records: list[SentenceScore], stats: Mapping[str, int], *, settings: RunSettings, last_layer: str,
                 allocator: str, cache_dir: Path | None, wall_time_s: float) -> dict[str, Any]:
     import torch
 
     data = sorted({(it.provenance.source_file, it.provenance.sha256) for it in items})
     info = backend.info
     return {
-        "tool": {"name": "stereoset-eval", "version": __version__, "git_commit": _git_commit()},
+        "tool": ToolInfo.current().to_dict(),
         "model": {
             "id": backend.model_id, "revision": info.get("revision"), "weights_sha256": info.get("weights_sha256"),
             "weight_files": info.get("weight_files"), "weights_hash_of": info.get("weights_hash_of"),
@@ -217,7 +219,9 @@ def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, A
         "n_sentences": len(records),
         # "run" is the one block that differs between identical runs (time, cache use, threads)
         "run": {"created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "batch_tokens": batch_tokens, "batch_overhead_tokens": batch_overhead_tokens(backend.device.type),
+                "settings": settings.to_dict(),  # as requested; the keys below say what ran
+                "batch_tokens": settings.batch_tokens,
+                "batch_overhead_tokens": batch_overhead_tokens(backend.device.type),
                 "last_layer": last_layer, "allocator": allocator,
                 "cache_dir": str(cache_dir) if cache_dir else None,
                 "use_cache": cache_dir is not None, "cache_hits": stats["hits"], "computed": stats["computed"],

@@ -27,7 +27,10 @@ from typing import Any, Iterator
 
 from stereoset_eval.scoring.fingerprint import HashMemo, fingerprint
 from stereoset_eval.scoring.last_layer import probe_last_layer
-from stereoset_eval.scoring.model_checks import check_model_source, read_config
+from stereoset_eval.scoring.model_checks import check_model_source
+from stereoset_eval.scoring.model_info import (  # noqa: F401 - model_kinds_available & co: re-exported
+    checkpoint_weight_names, model_kinds_available, one_line, quiet_transformers, read_config,
+)
 from stereoset_eval.scoring.methods.base import MODEL_KINDS
 from stereoset_eval.scoring.records import ScoringError
 from stereoset_eval.scoring.tokenization import TokenizerView
@@ -123,21 +126,6 @@ def resolve_dtype(dtype: str | None, device: Any) -> Any:
 
 
 @contextlib.contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """Silence transformers' load report and progress bars (the report goes into provenance)."""
-    from transformers.utils import logging as hf_logging
-
-    level = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(level)
-        hf_logging.enable_progress_bar()
-
-
-@contextlib.contextmanager
 def exact_float32(backend: "Backend") -> Iterator[None]:
     """Keep float32 matrix products in full float32 on CUDA while scoring (TF32 off), then restore.
 
@@ -180,7 +168,7 @@ def _load(model_id: str, kind: str, device: Any, dtype: Any, revision: str | Non
             tokenizer = transformers.AutoTokenizer.from_pretrained(model_id, revision=revision)
             model, report = cls.from_pretrained(model_id, revision=revision, dtype=dtype, output_loading_info=True)
     except (OSError, ValueError, KeyError) as exc:
-        raise ScoringError(f"cannot load {model_id!r} as {cls.__name__} (model kind {kind!r}): {_one_line(exc)}") from None
+        raise ScoringError(f"cannot load {model_id!r} as {cls.__name__} (model kind {kind!r}): {one_line(exc)}") from None
     missing = sorted(report.get("missing_keys") or [])
     if missing:
         shown = ", ".join(missing[:6]) + (" …" if len(missing) > 6 else "")
@@ -191,12 +179,6 @@ def _load(model_id: str, kind: str, device: Any, dtype: Any, revision: str | Non
     model.to(device).eval()
     load_report = {k: sorted(v) for k, v in report.items() if isinstance(v, (set, list)) and v}
     return tokenizer, model, load_report
-
-
-def _one_line(exc: BaseException, limit: int = 400) -> str:
-    """A library error message on one line (transformers' messages span several), cut to ``limit``."""
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _probe_split(model: Any, tokenizer: Any, kind: str) -> tuple[Any, Any]:
@@ -271,55 +253,3 @@ def load_backend(model: str, *, kind: str, device: str | None = "auto", dtype: s
     while len(_LOADED) > _KEEP:
         _LOADED.popitem(last=False)
     return backend
-
-
-def model_kinds_available(model: str, revision: str | None = None) -> dict[str, bool]:
-    """Which kinds ``model``'s config supports: ``{"masked", "causal", "nsp"}`` -> bool.
-
-    Read from ``config.json`` (architectures and model type), without loading weights; the
-    StereoSet command uses it for its defaults (an NSP head only if the checkpoint has one).
-    """
-    from transformers.models.auto import modeling_auto as auto
-
-    config = read_config(model, revision)
-    archs = " ".join(getattr(config, "architectures", None) or [])
-    mtype = config.model_type
-    causal_arch = "ForCausalLM" in archs or "LMHeadModel" in archs
-    masked_arch = "ForMaskedLM" in archs or "ForPreTraining" in archs
-    nsp_type = mtype in auto.MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING_NAMES
-    nsp_arch = "ForPreTraining" in archs or "ForNextSentencePrediction" in archs
-    return {
-        "masked": masked_arch or (not causal_arch and mtype in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES),
-        "causal": causal_arch or (not masked_arch and mtype in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES),
-        # bert-base-uncased lists only BertForMaskedLM yet ships the NSP head: look at the weights
-        "nsp": nsp_type and (nsp_arch or any("seq_relationship" in k for k in checkpoint_weight_names(model, revision))),
-    }
-
-
-def checkpoint_weight_names(model: str, revision: str | None = None) -> frozenset[str]:
-    """Tensor names in ``model``'s safetensors checkpoint, read from the file header only.
-
-    Sharded checkpoints are read from their index. Returns an empty set when the checkpoint
-    is not in safetensors format (then only ``config.architectures`` can tell).
-    """
-    import json as _json
-
-    from transformers.utils import cached_file
-
-    def _find(name: str) -> str | None:
-        try:
-            return cached_file(model, name, revision=revision, _raise_exceptions_for_missing_entries=False)
-        except (OSError, ValueError):
-            return None
-
-    single = _find("model.safetensors")
-    if single:
-        from safetensors import safe_open
-
-        with safe_open(single, framework="pt") as fh:
-            return frozenset(fh.keys())
-    index = _find("model.safetensors.index.json")
-    if index:
-        with open(index, encoding="utf-8") as fh:
-            return frozenset(_json.load(fh).get("weight_map", {}))
-    return frozenset()

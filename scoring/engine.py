@@ -10,32 +10,34 @@ numbers) and at most that one group.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, Mapping, Sequence
 
-from stereoset_eval.scoring.methods.base import Method, Prepared, SentenceResult, UnitSpec
+from stereoset_eval.scoring.methods.base import Method, Prepared, UnitSpec
+from stereoset_eval.scoring.records import SentenceResult
 from stereoset_eval.scoring.requests import BATCH_OVERHEAD_TOKENS, merge_requests, plan_batches, plan_groups
 
 RunBatch = Callable[[Sequence[Any]], list[list[float]]]
-Commit = Callable[[dict[str, list[SentenceResult]]], None]
+Commit = Callable[[dict[str, list[SentenceResult]]], None]  # key -> results (the cache stores to_json())
 
 
 def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepared], keys: Sequence[str],
             options: Mapping[str, Any], run_batch: RunBatch, *, batch_tokens: int,
-            cached: Mapping[str, list[SentenceResult]], commit: Commit | None = None,
+            cached: Mapping[str, list[Mapping[str, Any]]], commit: Commit | None = None,
             progress: bool = False, overhead_tokens: int = BATCH_OVERHEAD_TOKENS) -> list[list[SentenceResult]]:
     """Results for every unit (cached or computed), in unit order.
 
     Args:
         run_batch: runs one list of :class:`~stereoset_eval.scoring.requests.BatchRow` (a scorer's ``run``).
-        cached: key -> cached unit results; these units are not recomputed.
+        cached: key -> cached unit results as the cache stores them (lists of
+            :meth:`SentenceResult.to_json` objects); these units are not recomputed.
         commit: called once per computed group with its key -> results.
         progress: show a tqdm bar counting sentences (with sentences/s).
         overhead_tokens: the fixed cost of a forward pass in tokens, for
             :func:`~stereoset_eval.scoring.requests.plan_batches` (batch composition only: numbers move by
             float32 noise at most).
     """
-    results: list[list[SentenceResult] | None] = [cached.get(k) for k in keys]
+    results: list[list[SentenceResult] | None] = [
+        [SentenceResult.from_json(d) for d in cached[k]] if k in cached else None for k in keys]
     n_sentences = sum(len(u.sentence_ids) for u in units)
     done = sum(len(u.sentence_ids) for u, r in zip(units, results) if r is not None)
     bar = _progress_bar(n_sentences, done, method.name) if progress else None
@@ -53,7 +55,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             for i in todo:
                 outputs = [[values[r.key][g] for g in r.gather] for r in prepared[i].requests]
                 # through JSON, so a computed result equals the same result read from the cache
-                results[i] = json.loads(json.dumps(method.reduce(units[i], prepared[i], outputs, options)))
+                results[i] = SentenceResult.through_json(method.reduce(units[i], prepared[i], outputs, options))
                 fresh[keys[i]] = results[i]
             if commit is not None:
                 commit(fresh)

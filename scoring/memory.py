@@ -6,7 +6,7 @@ freed, so each such buffer pays page faults on first touch; below it, freed buff
 reused from the heap. glibc starts the threshold at 128 KiB and raises it (up to 32 MiB) as
 buffers are freed; the activation buffers of later forward passes then come from the heap,
 are freed into it and fragment it, and the resident size creeps up with every batch, i.e.
-with the dataset. Policies (``STEREOSET_EVAL_MALLOC_TUNING``):
+with the dataset. Policies (``RunSettings.allocator``, default ``$STEREOSET_EVAL_MALLOC_TUNING``):
 
 * ``bounded`` (default): threshold fixed at 1 MiB, so every large buffer is mapped and
   unmapped per forward pass: the peak follows the batch budget, not the dataset, at the price
@@ -30,7 +30,8 @@ off (glibc)        26.7 s, +417 MB        56.6 s, +572 MB
 and ``pll`` on 4 CrowS-Pairs pairs 4.7 s (fast) vs 5.5 s (bounded). ``bounded`` costs 15-50 %
 of the time on that machine for a peak that grows least with the dataset (the rest of its
 growth is per-shape kernel caches); ``fast`` keeps glibc's speed with a little less memory.
-Applied once per process when scoring starts; nothing happens outside glibc or when the user
+Applied once per process when scoring starts (glibc's thresholds are process-wide, and its own
+adaptive threshold cannot be restored once set, so the first run of a process decides); nothing happens outside glibc or when the user
 set ``MALLOC_MMAP_THRESHOLD_`` (glibc's own variable, which wins).
 Numbers never depend on it; the provenance records the policy in effect (``run.allocator``).
 """
@@ -40,10 +41,12 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from typing import Any
+from typing import Any, get_args
 
-POLICIES = ("bounded", "fast", "off")
-ENV = "STEREOSET_EVAL_MALLOC_TUNING"
+from stereoset_eval.scoring.settings import ALLOCATOR_ENV, Allocator, allocator_from_environment
+
+POLICIES: tuple[str, ...] = get_args(Allocator)
+ENV = ALLOCATOR_ENV
 FAST_THRESHOLD = 1 << 30  # bytes: every activation buffer is reused from the heap
 BOUNDED_THRESHOLD = 1 << 20  # bytes: buffers above it are returned to the OS when freed
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameter numbers
@@ -51,15 +54,9 @@ _state: dict[str, Any] = {}
 
 
 def requested_policy() -> str:
-    """The policy ``STEREOSET_EVAL_MALLOC_TUNING`` asks for (``bounded`` when unset)."""
-    value = os.environ.get(ENV, "bounded").strip().lower()
-    aliases = {"1": "bounded", "": "bounded", "0": "off", "none": "off"}
-    value = aliases.get(value, value)
-    if value not in POLICIES:
-        from stereoset_eval.scoring.records import ScoringError
-
-        raise ScoringError(f"{ENV}={os.environ.get(ENV)!r}: expected one of {', '.join(POLICIES)} (or 0)")
-    return value
+    """The policy ``STEREOSET_EVAL_MALLOC_TUNING`` asks for (``bounded`` when unset); read in
+    :func:`stereoset_eval.scoring.settings.allocator_from_environment`, the one place."""
+    return allocator_from_environment()
 
 
 def planned_policy(policy: str | None = None) -> str:

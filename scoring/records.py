@@ -8,6 +8,7 @@ provenance that makes the numbers reproducible, and cache statistics.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -20,6 +21,56 @@ class ScoringError(StereosetEvalError, ValueError):
 
     Messages name the model, method, item and sentence ids involved.
     """
+
+
+@dataclass(frozen=True)
+class SentenceResult:
+    """What a method's ``reduce`` returns for one sentence: what the cache stores for it.
+
+    The cache holds a unit's results as a JSON list of :meth:`to_json` objects (the shape the
+    toolkit has always written: ``score``, ``n_tokens``, ``token_ids``, ``token_logprobs``,
+    ``extra``), so entries written before this class existed read back unchanged
+    (:meth:`from_json`).
+
+    Attributes:
+        score: the method's number (NaN if undefined).
+        n_tokens: how many token predictions went into ``score``.
+        token_ids / token_logprobs: the scored tokens and their natural-log probabilities.
+        extra: method-specific details (JSON values).
+    """
+
+    score: float
+    n_tokens: int
+    token_ids: tuple[int, ...] | None = None
+    token_logprobs: tuple[float, ...] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The cache's JSON object for this result."""
+        return {
+            "score": self.score,
+            "n_tokens": self.n_tokens,
+            "token_ids": list(self.token_ids) if self.token_ids is not None else None,
+            "token_logprobs": list(self.token_logprobs) if self.token_logprobs is not None else None,
+            "extra": dict(self.extra),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "SentenceResult":
+        """A result from its cache object (also those written by earlier versions, the same shape)."""
+        ids, lps = data.get("token_ids"), data.get("token_logprobs")
+        return cls(
+            score=data["score"],
+            n_tokens=data["n_tokens"],
+            token_ids=tuple(ids) if ids is not None else None,
+            token_logprobs=tuple(lps) if lps is not None else None,
+            extra=dict(data.get("extra") or {}),
+        )
+
+    @staticmethod
+    def through_json(results: list["SentenceResult"]) -> list["SentenceResult"]:
+        """``results`` as they read back from the cache (JSON's types), so computed == cached."""
+        return [SentenceResult.from_json(d) for d in json.loads(json.dumps([r.to_json() for r in results]))]
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,7 @@ def padded_cost(n_rows: int, max_len: int) -> int:
 BATCH_OVERHEAD_TOKENS = 64  # the fixed cost of one more forward pass, in padded-token equivalents (CPU)
 # On a GPU a forward pass has a much larger fixed cost (Python and ~150 kernel launches for a
 # 12-layer model, ~4 ms) against a much higher throughput: measured on an H200 (BERT-base-sized,
-# float32, benchmarks/gpu_check.sh) one pass costs about as much as 1,000 more tokens, so batches
+# float32, speed/gpu_check.sh) one pass costs about as much as 1,000 more tokens, so batches
 # of different lengths are merged far more eagerly there.
 CUDA_BATCH_OVERHEAD_TOKENS = 1024
 

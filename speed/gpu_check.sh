@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU checks in one go: the CUDA test suites, then the benchmark on the GPU.
 #
-#   STEREOSET_EVAL_SHARED=/path/to/shared bash benchmarks/gpu_check.sh OUT_DIR
+#   STEREOSET_EVAL_SHARED=/path/to/shared bash speed/gpu_check.sh OUT_DIR
 #
 # 1. tests/test_gpu.py (CPU vs CUDA for every method, bf16/fp16, TF32 guard, GPU memory) and the
 #    golden / batch-invariance suites, which use device="auto" and so run on CUDA here;
@@ -11,7 +11,7 @@
 # optional (its rows are skipped without it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out="${1:?usage: benchmarks/gpu_check.sh OUT_DIR}"
+out="${1:?usage: speed/gpu_check.sh OUT_DIR}"
 mkdir -p "$out"
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
 py="${PYTHON:-python3}"

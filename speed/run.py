@@ -22,7 +22,6 @@ import argparse
 import importlib.metadata as md
 import os
 import platform
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from speed.measure import loadavg
 from speed.models import default_model_cache, model_path
 from speed.specs import ALL_METHODS, DEFAULT_SLICES, METHOD_DATASET, MODELS, SMOKE_SLICES
 from stereoset_eval.foundation.atomic import atomic_write_json, atomic_write_text
+from stereoset_eval.foundation.provenance import git_commit
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = "stereoset-eval-benchmark/1"
@@ -51,7 +51,7 @@ def shared_dir() -> Path:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from stereoset_eval.scoring.api import DEFAULT_BATCH_TOKENS
+    from stereoset_eval.scoring.settings import DEFAULT_BATCH_TOKENS
 
     p = argparse.ArgumentParser(prog="python -m speed.run", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -228,14 +228,6 @@ def _gpu_name(device: str) -> str | None:
     return torch.cuda.get_device_name(torch.device(device))
 
 
-def _git_commit() -> str | None:
-    try:
-        proc = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return proc.stdout.strip() or None
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Every measurement, combined into the benchmark document (also written to ``args.out``)."""
     import torch
@@ -260,7 +252,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "device": args.device, "gpu": _gpu_name(args.device),
                     "loadavg_start": load_start, "loadavg_end": loadavg()},
         "versions": _versions(),
-        "git_commit": _git_commit(),
+        "git_commit": git_commit(),
         "settings": {"repeats": args.repeats, "isolation": args.isolation, "threads": args.threads,
                      "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
                      "malloc": {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")},

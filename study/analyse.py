@@ -1,6 +1,7 @@
 """The study's numbers: metrics per job, then Spearman ρ across models within each protocol.
 
-Per job (model, benchmark, method), by the benchmark's family:
+Per job (model, benchmark, method), the registered benchmark's own evaluation
+(:meth:`stereoset_eval.analysis.benchmarks.base.Benchmark.evaluate`):
 
 * StereoSet: the official lms / ss / icat (macro over target terms) with bootstrap CIs; the
   headline is the overall ss;
@@ -23,12 +24,11 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from stereoset_eval.analysis.bootstrap import BootstrapConfig, balanced_ss_with_ci, crows_with_ci, stereoset_with_ci
+from stereoset_eval.analysis.benchmarks import Evaluation, EvaluationOptions
+from stereoset_eval.analysis.bootstrap import BootstrapConfig
 from stereoset_eval.analysis.correlation import BalanceTable, Correlation, CorrelationInputError, balance_table, spearman
-from stereoset_eval.analysis.crows_metric import CrowsResult
 from stereoset_eval.analysis.pair_metrics import BalancedSS
 from stereoset_eval.analysis.results import MetricResult
-from stereoset_eval.analysis.stereoset_metrics import OVERALL, StereoSetEvaluation
 from stereoset_eval.study.benchmarks import BenchmarkData
 from stereoset_eval.study.config import AnalysisSpec, StudyConfig
 from stereoset_eval.study.executors import JobResult
@@ -39,44 +39,46 @@ PRE, POST, ALL = "pre", "post", "all"
 
 @dataclass(frozen=True)
 class JobMetrics:
-    """The metrics of one job; exactly one of ``stereoset`` / ``crows`` / ``balanced`` is set."""
+    """The metrics of one job: its benchmark's :class:`~stereoset_eval.analysis.benchmarks.base.Evaluation`."""
 
     job: Job
-    stereoset: StereoSetEvaluation | None = None
-    crows: CrowsResult | None = None
-    balanced: BalancedSS | None = None
+    evaluation: Evaluation
 
     @property
     def pre(self) -> MetricResult:
         """The headline ss before balancing (StereoSet overall ss, CrowS metric, pair ss)."""
-        if self.stereoset is not None:
-            return self.stereoset.scopes[OVERALL].ss
-        if self.crows is not None:
-            return self.crows.metric
-        assert self.balanced is not None
-        return self.balanced.unbalanced
+        return self.evaluation.headline
 
     @property
     def post(self) -> MetricResult | None:
-        """Balanced ss (curated pairs only)."""
-        return self.balanced.balanced if self.balanced is not None else None
+        """Balanced ss (balanced benchmarks only)."""
+        return self.evaluation.post
+
+    @property
+    def balanced(self) -> BalancedSS | None:
+        return self.evaluation.balanced
 
     def categories(self) -> dict[str, float]:
-        """ss per balancing group (curated pairs only)."""
-        return {g: s.ss for g, s in self.balanced.groups.items()} if self.balanced is not None else {}
+        """ss per balancing group (balanced benchmarks only)."""
+        return self.evaluation.categories()
+
+
+def evaluation_options(spec: AnalysisSpec) -> EvaluationOptions:
+    """The study's analysis settings as the benchmarks' evaluation options."""
+    return EvaluationOptions(
+        bootstrap=BootstrapConfig(n_resamples=spec.bootstrap, seed=spec.seed, level=spec.ci_level),
+        ndigits=spec.crows_ndigits,
+        balance_default=spec.balance_by,
+        ties=spec.ties,
+        missing_group="own-group" if spec.untagged in ("own-group", "exclude") else "error",
+        pair_ss_section=False,  # the balanced section shows pair ss as its unbalanced row
+    )
 
 
 def job_metrics(result: JobResult, bench: BenchmarkData, spec: AnalysisSpec) -> JobMetrics:
-    """Metrics with CIs of one job, chosen by the benchmark's family."""
-    config = BootstrapConfig(n_resamples=spec.bootstrap, seed=spec.seed, level=spec.ci_level)
-    items, scores = list(bench.items), result.scores
-    if bench.family == "stereoset":
-        return JobMetrics(result.job, stereoset=stereoset_with_ci(items, scores, variant="official", config=config))
-    if bench.family == "crows":
-        return JobMetrics(result.job, crows=crows_with_ci(items, scores, ndigits=spec.crows_ndigits, config=config))
-    missing_group = "own-group" if spec.untagged in ("own-group", "exclude") else "error"
-    return JobMetrics(result.job, balanced=balanced_ss_with_ci(
-        items, scores, group_by=spec.balance_by, ties=spec.ties, missing_group=missing_group, config=config))
+    """Metrics with CIs of one job, as its benchmark computes them."""
+    evaluation = bench.benchmark.evaluate(list(bench.items), result.scores, evaluation_options(spec), title=bench.name)
+    return JobMetrics(result.job, evaluation)
 
 
 @dataclass(frozen=True)

@@ -18,18 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from stereoset_eval.analysis.benchmarks import Benchmark, benchmark_for_source, source
 from stereoset_eval.study.config import BenchmarkSpec, StudyConfig
 from stereoset_eval.curation.loaders.download import fetch, manifest
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.foundation.items import Item
-
-#: manifest files tried in order when a benchmark gives no ``data`` (local copies first)
-DEFAULT_FILES: dict[str, tuple[str, ...]] = {
-    "stereoset": ("stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-en", "stereoset-dev-jsonl"),
-    "crows-pairs": ("crows-pairs",),
-}
-#: metric family of each source: which metrics apply to its items
-FAMILY: dict[str, str] = {"stereoset": "stereoset", "crows-pairs": "crows", "curated": "pairs", "pairs": "pairs"}
 
 
 class BenchmarkDataError(StereosetEvalError, ValueError):
@@ -59,8 +52,14 @@ class BenchmarkData:
         return self.spec.name
 
     @property
+    def benchmark(self) -> Benchmark:
+        """The registered benchmark its source belongs to: its metrics, sections and methods."""
+        return benchmark_for_source(self.spec.source)
+
+    @property
     def family(self) -> str:
-        return FAMILY[self.spec.source]
+        """The format family of its items (``stereoset``, ``crows``, ``pairs``)."""
+        return self.benchmark.loader_family
 
 
 def resolve_file(spec: BenchmarkSpec, *, data_dir: str | None, download: bool) -> Path:
@@ -73,7 +72,7 @@ def resolve_file(spec: BenchmarkSpec, *, data_dir: str | None, download: bool) -
             raise BenchmarkDataError(f"benchmark {spec.name!r}: data file {path} does not exist "
                                      f"(`data` is a manifest name or a file path)")
         return path
-    names = DEFAULT_FILES[spec.source]
+    names = benchmark_for_source(spec.source).default_files  # tried in order, local copies first
     errors = []
     for name in names:  # files already present first, without downloading
         try:
@@ -89,13 +88,9 @@ def resolve_file(spec: BenchmarkSpec, *, data_dir: str | None, download: bool) -
 
 
 def _load_file(spec: BenchmarkSpec, path: Path) -> list[Item]:
-    from stereoset_eval.curation.loaders.registry import load_items
-
-    loader = {"stereoset": "stereoset", "crows-pairs": "crows-pairs", "pairs": "pairs"}[spec.source]
-    items = load_items(loader, path)
-    if spec.source == "stereoset":
-        items = [i for i in items if i.source == "stereoset-intra"]
-    return items
+    items = benchmark_for_source(spec.source).load(path)
+    keep = source(spec.source).item_source
+    return [i for i in items if i.source == keep] if keep else items
 
 
 def _filter_bias_types(spec: BenchmarkSpec, items: list[Item]) -> list[Item]:
@@ -124,11 +119,11 @@ def load_benchmarks(config: StudyConfig) -> dict[str, BenchmarkData]:
     full: dict[str, list[Item]] = {}  # after bias-type filtering, before limit: what curation sees
     files: dict[str, tuple[Path, ...]] = {}
     out: dict[str, BenchmarkData] = {}
-    ordered = sorted(config.benchmarks, key=lambda b: b.source == "curated")  # origins first
+    ordered = sorted(config.benchmarks, key=lambda b: not source(b.source).from_file)  # origins first
     for spec in ordered:
         counts: dict[str, int] = {}
         curation = None
-        if spec.source == "curated":
+        if not source(spec.source).from_file:  # curated from its origin's items
             items, curation = _curate(spec, full[spec.origin])
             files[spec.name] = files[spec.origin]
             counts["origin_items"] = len(full[spec.origin])
@@ -138,9 +133,9 @@ def load_benchmarks(config: StudyConfig) -> dict[str, BenchmarkData]:
             items = _load_file(spec, path)
             counts["loaded"] = len(items)
             items = _filter_bias_types(spec, items)
-        counts["after_bias_types" if spec.source != "curated" else "curated"] = len(items)
+        counts["after_bias_types" if source(spec.source).from_file else "curated"] = len(items)
         full[spec.name] = items
-        if FAMILY[spec.source] == "pairs":
+        if benchmark_for_source(spec.source).balanced_by_default:
             items = _apply_untagged(spec, items, config, counts)
         if config.limit is not None:
             items = items[: config.limit]

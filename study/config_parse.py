@@ -11,7 +11,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from stereoset_eval.study.config import (
+from stereoset_eval.study.config_model import (
     MODEL_KINDS,
     AnalysisSpec,
     BenchmarkSpec,
@@ -20,6 +20,7 @@ from stereoset_eval.study.config import (
     StudyConfigError,
 )
 from stereoset_eval.study.config_validate import validate
+from stereoset_eval.scoring.settings import RunSettings
 
 
 _TYPE_NAMES: dict[type, str] = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
@@ -165,10 +166,7 @@ def parse(raw: Mapping[str, Any], *, source: str, base_dir: Path | None) -> Stud
         output=_relative_to(study.get("output", str, "runs/study"), base_dir if "output" in study.table else None),
         cache_dir=study.get("cache_dir", str),
         use_cache=study.get("use_cache", bool, True),
-        device=study.get("device", str, "auto"),
-        dtype=study.get("dtype", str),
-        batch_tokens=study.get("batch_tokens", int, 8192),
-        last_layer=study.get("last_layer", str, "scored"),
+        run=_run_settings(study),
         limit=limit or None,
         data_dir=data.get("dir", str),
         download=data.get("download", bool, True),
@@ -185,6 +183,13 @@ def parse(raw: Mapping[str, Any], *, source: str, base_dir: Path | None) -> Stud
         r.done()
     validate(config)
     return config
+
+
+def _run_settings(study: _Reader) -> RunSettings:
+    """The ``[study]`` fields named like :class:`RunSettings`' fields (type-checked; values are
+    checked by :func:`~stereoset_eval.study.config_validate.validate`)."""
+    values = {f.name: study.get(f.name, f.metadata["kind"]) for f in dataclasses.fields(RunSettings)}
+    return RunSettings().replace(**{k: v for k, v in values.items() if v is not None})
 
 
 def _resolve_data_path(spec: BenchmarkSpec, base_dir: Path) -> BenchmarkSpec:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from stereoset_eval.study.config import BENCHMARK_METHOD, MODEL_KINDS, SOURCES, UNTAGGED_RULES, StudyConfig, StudyConfigError
+from stereoset_eval.study.config_model import BENCHMARK_METHOD, MODEL_KINDS, SOURCES, UNTAGGED_RULES, StudyConfig, StudyConfigError
 from stereoset_eval.foundation.errors import StereosetEvalError
 
 def validate(c: StudyConfig) -> None:
@@ -83,10 +83,12 @@ def validate(c: StudyConfig) -> None:
                 raise StudyConfigError(where, f"analysis.compare[{j}]", _unknown(bench, names, "benchmark"))
         if x == y:
             raise StudyConfigError(where, f"analysis.compare[{j}]", f"compares {x!r} with itself")
-    if c.batch_tokens < 1:
-        raise StudyConfigError(where, "study.batch_tokens", f"must be a positive integer, got {c.batch_tokens}")
-    if c.last_layer not in ("scored", "all"):
-        raise StudyConfigError(where, "study.last_layer", f"must be 'scored' or 'all', got {c.last_layer!r}")
+    for problem in c.run.problems():  # the scoring settings' own checks, named as [study] fields
+        text = problem.text
+        if problem.choices:
+            *head, last = [repr(x) for x in problem.choices]
+            text = f"must be {', '.join(head)} or {last}, got {problem.value!r}"
+        raise StudyConfigError(where, f"study.{problem.field}", text)
     if c.limit is not None and c.limit < 1:
         raise StudyConfigError(where, "study.limit", f"must be a positive number of items, got {c.limit}")
 

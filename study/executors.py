@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
+from stereoset_eval.scoring.settings import RunSettings
 from stereoset_eval.study.plan import Job
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.foundation.items import Item
@@ -33,15 +34,16 @@ OnResult = Callable[["JobResult"], None]
 
 
 @dataclass(frozen=True)
-class ScoreSettings:
-    """Scoring options shared by every job (part of the provenance; device/dtype change numbers)."""
+class ScoreSettings(RunSettings):
+    """Scoring options shared by every job: the :class:`RunSettings` plus where the cache is
+    (part of the provenance; device/dtype change numbers)."""
 
-    device: str = "auto"
-    dtype: str | None = None
-    batch_tokens: int = 8192
-    last_layer: str = "scored"
     cache_dir: str | None = None
     use_cache: bool = True
+
+    @classmethod
+    def of(cls, run: RunSettings, *, cache_dir: str | None = None, use_cache: bool = True) -> "ScoreSettings":
+        return cls(**run.run_settings().to_dict(), cache_dir=cache_dir, use_cache=use_cache)
 
 
 @dataclass(frozen=True)
@@ -70,10 +72,7 @@ def run_job(job: Job, items: Sequence[Item], settings: ScoreSettings, *, progres
         method=job.method,
         options=job.options or None,
         revision=job.model.revision,
-        device=settings.device,
-        dtype=settings.dtype,
-        batch_tokens=settings.batch_tokens,
-        last_layer=settings.last_layer,
+        settings=settings.run_settings(),
         cache_dir=settings.cache_dir,
         use_cache=settings.use_cache,
         progress=progress,

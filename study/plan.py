@@ -1,10 +1,10 @@
 """Expand a study configuration into scoring jobs: one per (model, benchmark, method).
 
 * A model's kind (``masked`` / ``causal``) is given in the config or read from its
-  ``config.json`` (``architectures``), so the right methods are chosen without loading it.
+  ``config.json`` by the scoring layer's one rule, so the right methods are chosen without loading it.
 * Methods of a (model, benchmark): the benchmark's own ``methods`` table if it has one, else
   ``[methods]`` for the model's kind, plus — when ``benchmark_methods`` is on — the
-  benchmark's own method (:data:`OWN_METHODS`).
+  benchmark's own method (asked of the benchmark registry).
 * A *protocol* names one method per model kind (e.g. ``pll`` for masked LMs with
   ``causal-ll`` for causal LMs); correlations across models are computed within a protocol,
   so every model contributes exactly one number per benchmark.
@@ -12,24 +12,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from stereoset_eval.study.benchmarks import FAMILY
+from stereoset_eval.analysis.benchmarks import benchmark_for_source
 from stereoset_eval.study.config import BENCHMARK_METHOD, MODEL_KINDS, BenchmarkSpec, ModelSpec, StudyConfig
 from stereoset_eval.foundation.errors import StereosetEvalError
 
-#: (metric family, model kind) -> the method the benchmark's reference code (or its usual port) uses
-OWN_METHODS: dict[tuple[str, str], str] = {
-    ("stereoset", "masked"): "stereoset-mlm",  # StereoSet intrasentence, BERT/RoBERTa path
-    ("stereoset", "causal"): "stereoset-causal",  # StereoSet intrasentence, GPT-2 path
-    ("crows", "masked"): "crows-nangia",  # CrowS-Pairs metric.py
-    ("crows", "causal"): "causal-ll",  # metric.py has no causal path; bias-bench scores the sentence log-likelihood
-}
-MASKED_SUFFIXES = ("ForMaskedLM", "ForPreTraining")
-CAUSAL_SUFFIXES = ("ForCausalLM", "LMHeadModel")
 
 
 class PlanError(StereosetEvalError, ValueError):
@@ -51,41 +40,22 @@ class Job:
         return f"{self.model.name} | {self.benchmark} | {self.method}"
 
 
-def _read_model_config(model: ModelSpec) -> dict:
-    local = Path(model.id).expanduser()
-    if local.is_dir():
-        path = local / "config.json"
-        if not path.is_file():
-            raise PlanError(f"model {model.id}: no config.json in the folder; set `kind` in the study config")
-        return json.loads(path.read_text(encoding="utf-8"))
-    try:
-        from huggingface_hub import hf_hub_download
-
-        path = hf_hub_download(model.id, "config.json", revision=model.revision)
-    except Exception as exc:  # hub errors come in many types; all mean "cannot read it"
-        raise PlanError(
-            f"model {model.id}: cannot read its config.json ({type(exc).__name__}: {str(exc)[:200]}); "
-            f"check the id, or set `kind = \"masked\"` / `\"causal\"` in the study config"
-        ) from None
-    return json.loads(Path(path).read_text(encoding="utf-8"))
-
-
 def model_kind(model: ModelSpec) -> str:
-    """``masked`` or ``causal``: the config's ``kind``, else from ``architectures`` in config.json."""
+    """``masked`` or ``causal``: the config's ``kind``, else the scoring layer's one rule
+    (:func:`stereoset_eval.scoring.model_info.detect_model_kind`, from config.json)."""
     if model.kind is not None:
         return model.kind
-    archs = _read_model_config(model).get("architectures") or []
-    if any(a.endswith(MASKED_SUFFIXES) for a in archs):
-        return "masked"
-    if any(a.endswith(CAUSAL_SUFFIXES) for a in archs):
-        return "causal"
-    raise PlanError(f"model {model.id}: cannot tell masked from causal from architectures {archs}; "
-                    f"set `kind` in the study config")
+    from stereoset_eval.scoring.model_info import detect_model_kind
+
+    try:
+        return detect_model_kind(model.id, model.revision)
+    except StereosetEvalError as exc:
+        raise PlanError(f"{exc}; set `kind` (\"masked\" or \"causal\") for it in the study config") from None
 
 
 def own_method(bench: BenchmarkSpec, kind: str) -> str | None:
     """The benchmark's own method for a model kind (None for curated pairs: they have none)."""
-    return OWN_METHODS.get((FAMILY[bench.source], kind))
+    return benchmark_for_source(bench.source).own_method(kind)
 
 
 def methods_for(config: StudyConfig, bench: BenchmarkSpec, kind: str) -> tuple[str, ...]:

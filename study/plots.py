@@ -1,6 +1,6 @@
 """Study plots (PNG bytes, matplotlib's Agg canvas, the global pyplot state untouched).
 
-:func:`category_distribution` draws the seed paper's Figure 2: the share of each stereotype
+:func:`category_distribution` draws the BMNE paper's Figure 2: the share of each stereotype
 category (dimension) in each benchmark, side by side, with the item count on each bar.
 """
 

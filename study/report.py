@@ -1,4 +1,4 @@
-"""The study report, laid out like the seed paper (Zakizadeh & Pilehvar 2025):
+"""The study report, laid out like the BMNE paper (Zakizadeh & Pilehvar 2025):
 
 1. overview — models (id, revision, weights sha256), benchmarks (files, counts), jobs (cache hits);
 2. Table 4 — Spearman ρ between benchmarks across models, pre- and post-balance, per protocol;
@@ -21,7 +21,6 @@ from typing import Any, Mapping, Sequence
 from stereoset_eval.analysis.pair_metrics import NO_GROUP
 from stereoset_eval.analysis.report_build import balance_table_section
 from stereoset_eval.analysis.report_model import Figure, Report, Section, Table, fmt
-from stereoset_eval.analysis.report_sections import balanced_section, crows_section, stereoset_section
 from stereoset_eval.study.analyse import ALL, POST, PRE, Cell, JobMetrics, StudyAnalysis, Table6
 from stereoset_eval.study.benchmarks import BenchmarkData
 from stereoset_eval.study.config import StudyConfig
@@ -116,7 +115,7 @@ def _table6_undefined(t6: Table6, key: str, title: str) -> Section:
 def figure2_section(benchmarks: Mapping[str, BenchmarkData], by: str) -> Section:
     counts = {name: dict(Counter(NO_GROUP if getattr(i, by, None) in (None, "") else str(getattr(i, by))
                                  for i in b.items))
-              for name, b in benchmarks.items() if b.family == "pairs"}
+              for name, b in benchmarks.items() if b.benchmark.balanced_by_default}
     if not counts:
         return Section("figure2", f"Figure 2 — distribution by {by}", notes=("No curated (balanced) benchmark.",))
     cats = sorted({c for per in counts.values() for c in per})
@@ -171,15 +170,9 @@ def detail_sections(metrics: Sequence[JobMetrics]) -> list[Section]:
     for jm in metrics:
         j = jm.job
         label = f"{j.model.name} · {j.method}"
-        if jm.stereoset is not None:
-            label += "" if j.benchmark == "StereoSet" else f" ({j.benchmark})"
-            sec = stereoset_section(jm.stereoset, model=label)
-        elif jm.crows is not None:
-            sec = crows_section(jm.crows, model=label, benchmark=j.benchmark)
-        else:
-            sec = balanced_section(jm.balanced, model=label, benchmark=j.benchmark)
-        out.append(dataclasses.replace(sec, key=section_key("detail", j.benchmark, j.model.name, j.method),
-                                       title=f"Details — {sec.title}"))
+        for i, sec in enumerate(jm.evaluation.sections(model=label)):
+            key = section_key("detail", j.benchmark, j.model.name, j.method) + (f"/{i}" if i else "")
+            out.append(dataclasses.replace(sec, key=key, title=f"Details — {sec.title}"))
     return out
 
 

@@ -33,6 +33,7 @@ from stereoset_eval.scoring.hub import check_models
 from stereoset_eval.study.analyse import StudyAnalysis, analyse
 from stereoset_eval.study.benchmarks import BenchmarkData, load_benchmarks
 from stereoset_eval.study.config import StudyConfig
+from stereoset_eval.study.config_validate import validate
 from stereoset_eval.study.executors import Executor, JobResult, LocalExecutor, ScoreSettings
 from stereoset_eval.study.plan import Job, check_protocols, model_kinds, plan_jobs, protocols
 from stereoset_eval.study.report import build_study_report
@@ -122,6 +123,7 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
         executor: :class:`~stereoset_eval.study.executors.LocalExecutor` (default) or ``RayExecutor``.
         log: called with one line per step and per finished job (None: silent).
     """
+    validate(config)  # a config built or changed in code is checked like a parsed one
     say = log or (lambda _msg: None)
     executor = executor or LocalExecutor()
     check_models([(m.id, m.revision) for m in config.models], say=say)  # one hub probe, clear offline errors
@@ -133,8 +135,7 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
     warnings = check_protocols(config, kinds, jobs)
     for w in warnings:
         say(f"warning: {w}")
-    settings = ScoreSettings(device=config.device, dtype=config.dtype, batch_tokens=config.batch_tokens,
-                             last_layer=config.last_layer, cache_dir=config.cache_dir, use_cache=config.use_cache)
+    settings = ScoreSettings.of(config.run, cache_dir=config.cache_dir, use_cache=config.use_cache)
     say(f"scoring {len(jobs)} job{'' if len(jobs) == 1 else 's'} with the {executor.name} executor")
     done = [0]
 

@@ -141,11 +141,11 @@ def _score_set():
 def test_score_outputs_survive_a_failed_rewrite(tmp_path: Path, monkeypatch):
     from stereoset_eval.scoring.export import write_outputs
 
-    write_outputs(tmp_path, [_score_set()], {"run": 1})
+    write_outputs(tmp_path, [_score_set()], {"notes": ["run 1"]})
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     _disk_full_after_half(monkeypatch)
     with pytest.raises(OSError):
-        write_outputs(tmp_path, [_score_set()], {"run": 2})
+        write_outputs(tmp_path, [_score_set()], {"notes": ["run 2"]})
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
     assert _leftovers(tmp_path) == []
 

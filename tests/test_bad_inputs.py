@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 import pytest
 
-from stereoset_eval.analysis.errors import EmptyScopeError, MissingScoresError
+from stereoset_eval.analysis.errors import MissingScoresError
 from stereoset_eval.foundation.errors import DataFormatError, StereosetEvalError, UnknownNameError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -261,7 +261,7 @@ def gold_items(tmp: Path):
 
 def predictions(entries: list[dict] | str) -> Callable[[Path], Any]:
     """Read a predictions file and check it against the gold file (what every command does)."""
-    from stereoset_eval.analysis.predictions_io import check_coverage, read_scores
+    from stereoset_eval.foundation.score_file import check_coverage, read_scores
 
     def run(tmp: Path):
         text = entries if isinstance(entries, str) else json.dumps({"intrasentence": entries})
@@ -273,7 +273,7 @@ def predictions(entries: list[dict] | str) -> Callable[[Path], Any]:
 
 
 def scores_csv(text: str) -> Callable[[Path], Any]:
-    from stereoset_eval.analysis.predictions_io import read_scores
+    from stereoset_eval.foundation.score_file import read_scores
 
     return lambda tmp: read_scores(write(tmp, "scores.csv", text))
 
@@ -286,7 +286,6 @@ def metric_with(scores: dict[str, float]) -> Callable[[Path], Any]:
 
 def report_task_filter(tmp: Path):
     """``report --task intersentence`` on a file with only intrasentence items: nothing left."""
-    from stereoset_eval.cli.main import main
 
     write(tmp, "gold.csv", table(*ROWS))
     write(tmp, "preds.json", json.dumps({"intrasentence": [{"id": f"s{i}", "score": 0.1 * i} for i in (1, 2, 3)]}))

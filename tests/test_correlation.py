@@ -93,7 +93,7 @@ def test_balance_table_layout():
 
 
 def test_bmne_table6_spearman():
-    """Seed paper (BMNE, arXiv 2501.01168) Table 6: rho 0.604 (p 0.0062) pre, 0.783 (p 7.4e-5) post.
+    """The BMNE paper (arXiv 2501.01168) Table 6: rho 0.604 (p 0.0062) pre, 0.783 (p 7.4e-5) post.
 
     The table's 19 rows could not be found offline; the test runs once someone adds
     tests/fixtures/bmne_table6.csv (model, crows_pre, stereoset_pre, crows_post, stereoset_post).

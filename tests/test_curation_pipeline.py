@@ -18,7 +18,8 @@ from stereoset_eval.curation.loaders.pairs_csv import load_pairs
 FILES = ("README.md", "pairs.csv", "pairs.parquet", "rules_summary.csv", "rules_summary_curated.csv",
          "removed.csv", "provenance.json", "statistics/lengths.csv", "statistics/jaccard.csv",
          "statistics/counts.csv", "statistics/categories.csv", "statistics/categories.png",
-         "statistics/statistics.json", "hf_dataset/state.json")
+         "statistics/statistics.json", "hf_dataset/dataset_dict.json", "hf_dataset/train/state.json",
+         "lm_eval_task/stereoset_eval_curated.yaml", "lm_eval_task/utils.py")
 
 
 def cli_args(ids_csv: Path, crows_csv: Path, out: Path) -> list[str]:
@@ -80,7 +81,8 @@ def test_pairs_round_trip(out_dir: Path, ids_csv: Path, crows_csv: Path) -> None
     original = pd.read_csv(out_dir / "pairs.csv", dtype=str, keep_default_na=False)
     # everything but the columns that name the file the items were read from
     same = [c for c in original.columns if not c.startswith("source_")]
-    pd.testing.assert_frame_equal(frame[same], original[same])
+    as_csv = frame[same].astype(object).where(frame[same].notna(), "").astype(str)  # CSV has no nulls
+    pd.testing.assert_frame_equal(as_csv, original[same])
     assert items[0].provenance.format == "pairs-csv" and items[0].provenance.note.startswith("curated from")
     from stereoset_eval.curation.gender_swap import original_text
     from stereoset_eval.curation.loaders.crows import load_crows_pairs
@@ -95,10 +97,68 @@ def test_pairs_round_trip(out_dir: Path, ids_csv: Path, crows_csv: Path) -> None
 def test_hf_dataset_matches_csv(out_dir: Path) -> None:
     import datasets
 
-    ds = datasets.load_from_disk(str(out_dir / "hf_dataset"))
+    dd = datasets.load_from_disk(str(out_dir / "hf_dataset"))
+    assert isinstance(dd, datasets.DatasetDict) and list(dd) == ["train"]
+    ds = dd["train"]
     csv = pd.read_csv(out_dir / "pairs.csv", dtype=str, keep_default_na=False)
     assert ds.column_names == list(csv.columns) and ds.num_rows == len(csv)
     assert ds[0]["sent_more"] == csv.loc[0, "sent_more"]
+
+
+def test_every_format_has_the_same_column_types(out_dir: Path) -> None:
+    """CSV, parquet and the HF dataset agree cell by cell once CSV's empty fields are read as nulls."""
+    import datasets
+
+    from stereoset_eval.curation.export_schema import COLUMNS, NULLABLE
+
+    parquet = pd.read_parquet(out_dir / "pairs.parquet")
+    hf = datasets.load_from_disk(str(out_dir / "hf_dataset"))["train"].to_pandas()
+    csv = pd.read_csv(out_dir / "pairs.csv", dtype={"source_row": "Int64"}, keep_default_na=False,
+                      na_values={c: [""] for c in NULLABLE})
+    assert list(parquet.columns) == list(hf.columns) == list(csv.columns) == list(COLUMNS)
+    assert "flags" not in parquet.columns  # would shadow DataFrame.flags
+    assert str(parquet["source_row"].dtype) == "Int64" and parquet["source_row"].notna().all()
+    assert hf["source_row"].dtype.kind == "i"
+    for column in COLUMNS:
+        a, b, c = parquet[column].astype(object), hf[column].astype(object), csv[column].astype(object)
+        for x, y, z in zip(a, b, c, strict=True):
+            nulls = (pd.isna(x), pd.isna(y), pd.isna(z))
+            assert nulls in ((True,) * 3, (False,) * 3), (column, x, y, z)
+            if not nulls[0]:
+                assert str(x) == str(y) == str(z), (column, x, y, z)
+    assert parquet["category"].isna().sum() == (csv["category"].isna()).sum()
+
+
+def test_load_dataset_reads_the_export_folder(out_dir: Path) -> None:
+    """The card's ``configs:`` block lets ``datasets.load_dataset(folder)`` pick pairs.parquet only."""
+    import datasets
+
+    dd = datasets.load_dataset(str(out_dir))
+    assert list(dd) == ["train"]
+    assert dd["train"].num_rows == len(pd.read_parquet(out_dir / "pairs.parquet"))
+
+
+def test_lm_eval_task_scores_like_lm_evals_crows_pairs(out_dir: Path) -> None:
+    """The task file's settings and helpers, run as lm-eval would run them (lm-eval itself is optional)."""
+    import importlib.util
+
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: ("function", loader.construct_scalar(node)))
+    task = yaml.load((out_dir / "lm_eval_task" / "stereoset_eval_curated.yaml").read_text(), Loader=Loader)
+    assert task["target_delimiter"] == "" and task["doc_to_text"] == "" and task["output_type"] == "multiple_choice"
+    assert task["custom_dataset"] == ("function", "utils.load_pairs")
+    spec = importlib.util.spec_from_file_location("lm_eval_task_utils", out_dir / "lm_eval_task" / "utils.py")
+    utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(utils)
+    ds = utils.load_pairs(version=1.0)["train"]
+    doc = ds[0]
+    assert utils.doc_to_choice(doc) == [doc["sent_more"], doc["sent_less"]]
+    assert utils.process_results(doc, [(-10.0, False), (-12.5, False)]) == {"likelihood_diff": 2.5, "pct_stereotype": 1.0}
+    assert utils.process_results(doc, [(-12.5, False), (-10.0, False)])["pct_stereotype"] == 0.0
 
 
 def test_second_run_is_byte_identical(out_dir: Path, ids_csv: Path, crows_csv: Path, tmp_path: Path) -> None:

@@ -12,7 +12,6 @@ import pkgutil
 
 import pytest
 
-import stereoset_eval
 
 LAYERS = ("foundation", "curation", "scoring", "analysis", "study", "cli")
 FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS

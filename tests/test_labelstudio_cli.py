@@ -181,7 +181,7 @@ def reviewed(tmp_path_factory):
 def test_merge_writes_the_curate_layout(reviewed):
     from stereoset_eval.curation.export import BMNE_COLUMNS
 
-    for name in ("README.md", "pairs.csv", "pairs.parquet", "hf_dataset/state.json", "rules_summary.csv",
+    for name in ("README.md", "pairs.csv", "pairs.parquet", "hf_dataset/train/state.json", "rules_summary.csv",
                  "rules_summary_curated.csv", "removed.csv", "provenance.json", "statistics/counts.csv",
                  "statistics/jaccard.csv", "statistics/lengths.csv", "statistics/categories.png",
                  "review/review_report.json", "review/review_report.md", "review/decisions.csv",
@@ -191,9 +191,14 @@ def test_merge_writes_the_curate_layout(reviewed):
     assert not [p for p in reviewed.parent.iterdir() if p.name.startswith(".")]  # no temporary leftovers
     pairs = pd.read_csv(reviewed / "pairs.csv", dtype=str, keep_default_na=False)
     assert list(pairs.columns[:5]) == list(BMNE_COLUMNS) and len(pairs) == 17
-    assert pd.read_parquet(reviewed / "pairs.parquet").equals(pairs)
+    from stereoset_eval.curation.export_schema import read_export_table
+
+    typed = read_export_table(reviewed / "pairs.csv")
+    pd.testing.assert_frame_equal(read_export_table(reviewed / "pairs.parquet"), typed)
     datasets = pytest.importorskip("datasets")
-    assert datasets.load_from_disk(str(reviewed / "hf_dataset")).to_pandas().equals(pairs)
+    hf = datasets.load_from_disk(str(reviewed / "hf_dataset"))["train"].to_pandas()
+    assert list(hf.columns) == list(typed.columns) and len(hf) == len(typed)
+    assert hf["sent_more"].tolist() == typed["sent_more"].tolist()
 
 
 def test_merged_pairs_carry_the_review(reviewed):

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from stereoset_eval.foundation.items import STEREOSET_ROLES
 from stereoset_eval.curation.loaders.stereoset_hub import HubUnavailableError, load_stereoset_hub, records_from_hub_rows
 from stereoset_eval.curation.loaders.stereoset_json import load_stereoset_json
 from stereoset_eval.curation.loaders.stereoset_records import build_stereoset_items

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from stereoset_eval.analysis.predictions_io import check_coverage, read_official_predictions, read_scores
+from stereoset_eval.foundation.score_file import check_coverage, read_official_predictions, read_scores
 from stereoset_eval.analysis.toy_items import stereoset_item
 from stereoset_eval.foundation.errors import DataFormatError
 
@@ -114,7 +114,9 @@ def test_json_score_forms(tmp_path, doc):
     f = read_scores(write(tmp_path, doc))
     assert f.scores == {"a:stereotype": 1.0}
     if isinstance(doc, dict) and "provenance" in doc:
-        assert f.provenance == {"model": "m"}
+        assert f.recorded == {"model": "m"} and f.provenance.model == "m"
+    else:
+        assert f.provenance is None and f.recorded == {}
 
 
 def test_read_scores_detects_official_predictions(tmp_path):
@@ -124,3 +126,62 @@ def test_read_scores_detects_official_predictions(tmp_path):
 def test_missing_file(tmp_path):
     with pytest.raises(DataFormatError, match="does not exist"):
         read_scores(tmp_path / "nope.json")
+
+
+# --- the versioned score file (foundation/score_file.py) -------------------------------------
+
+def _provenance():
+    from stereoset_eval.foundation.provenance import ScoreProvenance
+
+    runs = {"intrasentence": {"model": {"id": "tiny-bert", "revision": "r1"}, "method": {"name": "stereoset-mlm"},
+                              "run": {"created_at": "t", "computed": 3}}}
+    return ScoreProvenance.of_runs(runs, benchmark="stereoset", command={"batch_tokens": 8192})
+
+
+def test_score_file_round_trip_embeds_the_provenance(tmp_path):
+    from stereoset_eval.foundation.score_file import FORMAT, SCHEMA_VERSION, write_score_file
+
+    records = {"stereoset-mlm": [{"sentence_id": sid, "score": -1.0 - i, "n_tokens": 2}
+                                 for i, sid in enumerate(IDS["intrasentence"])]}
+    path = write_score_file(tmp_path / "scores.json", records, _provenance())
+    f = read_scores(path)
+    assert (f.format, f.schema_version) == (FORMAT, SCHEMA_VERSION)
+    assert f.scores == {sid: -1.0 - i for i, sid in enumerate(IDS["intrasentence"])}
+    assert (f.provenance.model, f.provenance.revision, f.provenance.method) == ("tiny-bert", "r1", "stereoset-mlm")
+    assert "run" not in f.recorded["runs"]["intrasentence"]  # timing and cache use stay in provenance.json
+    assert not (tmp_path / "provenance.json").exists()  # nothing is read from beside the file
+
+
+def test_score_file_of_a_newer_schema_is_refused(tmp_path):
+    from stereoset_eval.foundation.score_file import score_document
+
+    doc = score_document({"m": [{"sentence_id": "a:stereotype", "score": 1.0}]}, _provenance())
+    with pytest.raises(DataFormatError, match="schema 2 is newer"):
+        read_scores(write(tmp_path, {**doc, "schema_version": 2}))
+    with pytest.raises(DataFormatError, match="unknown score file format"):
+        read_scores(write(tmp_path, {**doc, "format": "other"}))
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"scores": {"a:stereotype": 1.0}, "records": [{"sentence_id": "a:stereotype", "score": 2.0}]},
+     "both 'scores' and 'records'"),
+])
+def test_ambiguous_json_is_one_clear_error(tmp_path, doc, message):
+    path = write(tmp_path, doc)
+    with pytest.raises(DataFormatError, match=message) as info:
+        read_scores(path)
+    assert str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("header", ["sentence_id,score,pll_score", "sentence_id,score,Score"])
+def test_csv_with_two_score_columns_is_one_clear_error(tmp_path, header):
+    path = write(tmp_path, f"{header}\na:stereotype,1,2\n", "two.csv")
+    with pytest.raises(DataFormatError, match="2 score columns") as info:
+        read_scores(path)
+    assert str(path) in str(info.value)
+
+
+def test_score_output_of_earlier_versions_still_reads_without_guessing_its_provenance(tmp_path):
+    (tmp_path / "provenance.json").write_text(json.dumps({"model": "not read"}))
+    f = read_scores(write(tmp_path, {"stereoset-mlm": {"records": [{"sentence_id": "a:stereotype", "score": 1.0}]}}))
+    assert f.scores == {"a:stereotype": 1.0} and f.format == "scores-json" and f.provenance is None

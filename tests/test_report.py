@@ -17,7 +17,7 @@ from stereoset_eval.analysis.bootstrap import BootstrapConfig, balanced_ss_with_
 from stereoset_eval.cli.main import main
 from stereoset_eval.analysis.correlation import balance_table, spearman
 from stereoset_eval.foundation.provenance import build_provenance
-from stereoset_eval.analysis.report_build import ModelResults, build_report, build_study_report
+from stereoset_eval.analysis.report_build import balance_table_section, ModelResults, build_report, build_study_report
 from stereoset_eval.analysis.report_model import Report, Section
 from stereoset_eval.analysis.report_sections import distribution_section
 from stereoset_eval.analysis.report_writer import write_report
@@ -120,7 +120,7 @@ def test_html_report_is_self_contained_and_lists_provenance(tmp_path):
         "abc123",
         "2025-01-01T00:00:00+00:00",
         "numpy",
-        "seed-paper micro variant",
+        "BMNE-paper micro variant",
         "NOT the official metric",
         "ideal",
     ):
@@ -177,6 +177,9 @@ def test_study_report_composes_models_and_correlations(tmp_path):
     assert "correlation" in keys and "balance-table" in keys and "crows/CrowS-Pairs/m3" in keys
     table6 = next(s for s in report.sections if s.key == "balance-table")
     assert table6.tables[0].rows[-1][0] == "Spearman ρ (p)" and len(table6.figures) == 2
+    assert "perm." not in table6.tables[0].rows[-1][1]  # no permutation test was asked for
+    with_perm = balance_table_section(balance_table(bt.rows, permutations=100))
+    assert "perm." in with_perm.tables[0].rows[-1][1] and "perm." in with_perm.tables[0].rows[-1][3]
     page = write_report(report, tmp_path / "study")["html"].read_text()
     assert page.count("data:image/png;base64,") == sum(len(s.figures) for s in report.sections)
     more = report.with_sections(Section(key="extra", title="Extra"))
@@ -332,3 +335,31 @@ def test_cli_report_bad_bootstrap_options(crows_csv, tmp_path, capsys, opt, mess
         == 2
     )
     assert message in capsys.readouterr().err
+
+
+def test_html_is_made_for_reading(tmp_path):
+    """Contents, right-aligned numbers only, rendered code spans, the options as a table, folded details."""
+    from stereoset_eval.analysis.report_model import Report, Section, Table
+
+    report = make_report(tmp_path)
+    page = write_report(report, tmp_path / "out")["html"].read_text(encoding="utf-8")
+    assert '<nav class="toc">' in page and 'href="#stereoset-official/toy-model"' in page
+    assert '<td class="num">' in page and '<td class="num">toy-model' not in page
+    assert "<code>" in page and "`" not in page.split("<pre>")[0]  # code spans rendered above the raw JSON
+    assert "<caption>options</caption>" in page
+    study = Report("a study", (Section("table4", "Table 4", tables=(Table("t", ("a",), (("1",),)),)),
+                               Section("crows/CrowS-Pairs/m", "CrowS-Pairs — m")), report.provenance)
+    folded = write_report(study, tmp_path / "study2")["html"].read_text(encoding="utf-8")
+    assert '<details class="section" id="crows/CrowS-Pairs/m">' in folded and '<section id="table4">' in folded
+
+
+def test_ss_bars_are_centred_on_the_ideal_and_survive_an_interval_without_its_point():
+    import io
+
+    import matplotlib.image as mpimg
+
+    from stereoset_eval.analysis.report_plots import score_bars
+
+    png = score_bars(["a", "b", "c"], [0.0, 50.0, 61.0], [2.0, 40.0, None], [5.0, 60.0, None],
+                     ideal=50.0, title="ss", xlabel="ss (%)")  # a's interval lies above its value
+    assert mpimg.imread(io.BytesIO(png), format="png").shape[0] > 100

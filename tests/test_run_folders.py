@@ -94,7 +94,9 @@ def test_score_limit_table_and_guard(tmp_path, capsys, models_dir):
     cap = capsys.readouterr()
     assert "LIMITED RUN (first 4 items" in cap.out and "CrowS-Pairs" in cap.out
     assert json.loads((out / "provenance.json").read_text(encoding="utf-8"))["command"]["limit"] == 4
-    assert len(json.loads((out / "scores.json").read_text(encoding="utf-8"))["causal-ll"]["records"]) == 8
+    from stereoset_eval.foundation.score_file import read_scores
+
+    assert len(read_scores(out / "scores.json").scores) == 8  # 4 pairs, 2 sentences each
     assert main(args[:-3] + ["--method", "causal-ll"] + args[-3:]) == 2  # another method into the same folder
     assert "holds a different scoring run" in capsys.readouterr().err
     # report on the limited scores uses the same first 4 pairs

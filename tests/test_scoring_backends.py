@@ -134,3 +134,25 @@ def test_exact_float32_turns_tf32_off_for_cuda_fp32_only_and_restores_it() -> No
                 assert torch.backends.cuda.matmul.allow_tf32 is True  # untouched: bf16 chosen, or not CUDA
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def test_one_rule_for_the_model_kind(models_dir, tmp_path):
+    """score, the study planner and the loader's checks all ask scoring.model_info.detect_model_kind."""
+    import shutil
+
+    from stereoset_eval.scoring.model_info import detect_model_kind
+    from stereoset_eval.scoring.records import ScoringError
+    from stereoset_eval.study.config import ModelSpec
+    from stereoset_eval.study.plan import PlanError, model_kind
+
+    for name, kind in (("tiny-bert", "masked"), ("tiny-roberta", "masked"), ("tiny-gpt2", "causal")):
+        assert detect_model_kind(str(models_dir / name)) == kind
+        assert model_kind(ModelSpec(str(models_dir / name), name)) == kind
+    t5 = tmp_path / "t5"
+    shutil.copytree(models_dir / "tiny-gpt2", t5)
+    (t5 / "config.json").write_text('{"architectures": ["T5ForConditionalGeneration"], "model_type": "t5"}',
+                                    encoding="utf-8")
+    with pytest.raises(ScoringError, match="cannot tell a masked from a causal language model"):
+        detect_model_kind(str(t5))
+    with pytest.raises(PlanError, match=r"cannot tell a masked from a causal .*set `kind"):
+        model_kind(ModelSpec(str(t5), "t5"))

@@ -13,6 +13,7 @@ import pytest
 
 from stereoset_eval.study import executors
 from stereoset_eval.study.config import ModelSpec
+from stereoset_eval.scoring.settings import RunSettings
 from stereoset_eval.study.executors import JobResult, LocalExecutor, RayExecutor, ScoreSettings, make_executor
 from stereoset_eval.study.plan import Job
 from stereoset_eval.foundation.errors import StereosetEvalError, UnknownNameError
@@ -174,6 +175,6 @@ def test_run_job_passes_every_scoring_setting_to_score_items(monkeypatch):
     settings = ScoreSettings(device="cpu", dtype="fp32", batch_tokens=512, last_layer="all", cache_dir="/c",
                              use_cache=False)
     executors.run_job(JOBS[0], ["a1"], settings)
-    assert {k: seen[k] for k in ("device", "dtype", "batch_tokens", "last_layer", "cache_dir", "use_cache")} == {
-        "device": "cpu", "dtype": "fp32", "batch_tokens": 512, "last_layer": "all", "cache_dir": "/c",
-        "use_cache": False}
+    assert seen["settings"] == RunSettings(device="cpu", dtype="fp32", batch_tokens=512, last_layer="all",
+                                           allocator=settings.allocator)
+    assert {k: seen[k] for k in ("cache_dir", "use_cache")} == {"cache_dir": "/c", "use_cache": False}

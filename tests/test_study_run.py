@@ -97,7 +97,7 @@ class _Html(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
-        if tag == "section":
+        if tag == "section" or (tag == "details" and a.get("class") == "section"):  # details: folded sections
             self.sections.append(a.get("id", ""))
         if tag == "img":
             self.images.append(a)

@@ -5,16 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from stereoset_eval.analysis.benchmarks import BENCHMARKS, get_benchmark
 from stereoset_eval.curation.loaders.download import fetch
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.foundation.items import Item
-from stereoset_eval.curation.loaders.registry import BENCHMARKS, load_items
-
-DEFAULT_DATA_FILE: dict[str, tuple[str, ...]] = {
-    # manifest names tried in order when --data is not given
-    "stereoset": ("stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-en", "stereoset-dev-jsonl"),
-    "crows-pairs": ("crows-pairs",),
-}
 
 
 def add_data_args(p: argparse.ArgumentParser, *, benchmark: bool = True) -> None:
@@ -29,7 +23,7 @@ def resolve_data(benchmark: str, data: Path | None, data_dir: Path | None) -> Pa
     if data is not None:
         return data
     errors = []
-    names = DEFAULT_DATA_FILE.get(benchmark, ())
+    names = get_benchmark(benchmark).default_files  # manifest names tried in order
     for name in names:  # local files first, no download
         try:
             return fetch(name, data_directory=data_dir, download=False)
@@ -45,7 +39,7 @@ def resolve_data(benchmark: str, data: Path | None, data_dir: Path | None) -> Pa
 
 def load_from_args(args: argparse.Namespace, benchmark: str | None = None) -> list[Item]:
     bench = benchmark or args.benchmark
-    return load_items(bench, resolve_data(bench, args.data, args.data_dir))
+    return get_benchmark(bench).load(resolve_data(bench, args.data, args.data_dir))
 
 
 def limit_items(items: list[Item], limit: int | None) -> list[Item]:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from stereoset_eval.cli.commands._runs import limited_folder
+from stereoset_eval.cli.run_settings import add_run_settings_args, run_settings_flags
 from stereoset_eval.foundation.errors import StereosetEvalError
 
 BENCHMARKS = ("stereoset", "crows-pairs")
@@ -32,8 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="benchmarks to evaluate (default: both)")
     p.add_argument("--output", type=Path, help="output folder (default runs/evaluate/<model>[-limit-N])")
     p.add_argument("--data-dir", type=Path, help="data folder with your own files (default: the bundled data)")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
-    p.add_argument("--dtype", default=None, help="fp32 (default), bf16, fp16 (CUDA only)")
+    add_run_settings_args(p)  # --device, --dtype, --batch-tokens, --last-layer, --allocator (passed to score)
     p.add_argument("--cache-dir", type=Path, default=None, help="result cache folder (default $STEREOSET_EVAL_CACHE)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -73,10 +73,9 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for bench in args.benchmarks:
         folder = out / bench
-        argv = ["--benchmark", bench, "--model", args.model, "--output", str(folder / "scores"), "--device",
-                args.device, *common]
+        argv = ["--benchmark", bench, "--model", args.model, "--output", str(folder / "scores"), *common,
+                *run_settings_flags(args)]
         argv += ["--revision", args.revision] if args.revision else []
-        argv += ["--dtype", args.dtype] if args.dtype else []
         argv += ["--cache-dir", str(args.cache_dir)] if args.cache_dir else []
         argv += ["--limit", str(args.limit)] if args.limit else []
         argv += [flag for flag, on in (("--no-cache", args.no_cache), ("--no-progress", args.no_progress),

@@ -11,12 +11,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from stereoset_eval.analysis.predictions_io import check_coverage, read_official_predictions
-from stereoset_eval.foundation.provenance import file_sha256, utc_timestamp
+from stereoset_eval.foundation.score_file import check_coverage, read_official_predictions
+from stereoset_eval.foundation.provenance import ToolInfo, file_sha256, utc_timestamp
 from stereoset_eval.analysis.stereoset_metrics import StereoSetEvaluation, evaluate_stereoset
-from stereoset_eval import __version__
 from stereoset_eval.foundation.atomic import atomic_write_json
-from stereoset_eval.curation.loaders.registry import load_items
+from stereoset_eval.analysis.benchmarks import get_benchmark
 
 COUNT_LABELS = {
     "true": "Count = true number of examples in the scope",
@@ -54,7 +53,7 @@ def results_document(evaluation: StereoSetEvaluation, *, count: str, gold: Path,
         entry = doc[name] if "/" not in name else doc[name.split("/")[0]][name.split("/")[1]]
         entry["Examples"] = scope.n_examples
     doc["meta"] = {
-        "tool": f"stereoset-eval {__version__} evaluate-predictions",
+        "tool": ToolInfo.current("evaluate-predictions").to_dict(),
         "metric": "official evaluation.py (moinnadeem/StereoSet @ ead7d086): macro over target terms",
         "count": COUNT_LABELS[count],
         "gold": {"path": str(gold), "sha256": file_sha256(gold)},
@@ -78,7 +77,7 @@ def format_table(evaluation: StereoSetEvaluation) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    items = load_items("stereoset", args.gold)
+    items = get_benchmark("stereoset").load(args.gold)
     predictions = read_official_predictions(args.predictions)
     check_coverage(predictions, items, gold=str(args.gold))
     evaluation = evaluate_stereoset(items, predictions.scores)

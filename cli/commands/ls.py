@@ -7,7 +7,8 @@ import importlib
 
 from stereoset_eval.curation.loaders.download import manifest
 from stereoset_eval.foundation.items import SOURCES
-from stereoset_eval.curation.loaders.registry import BENCHMARKS, FORMATS
+from stereoset_eval.analysis.benchmarks import descriptions
+from stereoset_eval.curation.loaders.registry import FORMATS
 
 # (title, module, attribute) of optional registries, listed when their module exists
 REGISTRIES: tuple[tuple[str, str, str], ...] = (
@@ -43,7 +44,7 @@ def _print(title: str, entries: dict[str, object]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    _print("benchmarks", dict(BENCHMARKS))
+    _print("benchmarks", descriptions())
     _print("sources", dict(SOURCES))
     _print("formats", dict(FORMATS))
     _print("data files (manifest)", {k: v["description"] + (" [bundled]" if v.get("bundled") else "")

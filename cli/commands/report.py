@@ -1,7 +1,8 @@
 """``stereoset-eval report``: metrics with confidence intervals for one model, as JSON, Markdown and HTML.
 
-Reads gold items (any loader format) and a score file (official predictions JSON, CSV
-``sentence_id,score`` or the scores JSON of ``stereoset-eval score``), computes the
+Reads gold items (any loader format) and a score file (:mod:`stereoset_eval.foundation.score_file`:
+the score file of ``stereoset-eval score``, official predictions JSON or CSV
+``sentence_id,score``), computes the
 benchmark's metrics with seeded bootstrap intervals, and writes ``report.json``,
 ``report.md`` and ``report.html`` into ``--out``. The library behind it is
 :func:`stereoset_eval.analysis.report_build.build_report` + :func:`stereoset_eval.analysis.report_writer.write_report`.
@@ -11,12 +12,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
-from stereoset_eval.analysis.bootstrap import BootstrapConfig, balanced_ss_with_ci, crows_with_ci, pair_ss_with_ci, stereoset_with_ci
+from stereoset_eval.analysis.benchmarks import EvaluationOptions, get_benchmark
+from stereoset_eval.analysis.bootstrap import BootstrapConfig
 from stereoset_eval.cli.commands._common import add_data_args, limit_items, resolve_data
 from stereoset_eval.analysis.pair_metrics import MISSING_GROUP_RULES, TIE_RULES
-from stereoset_eval.analysis.predictions_io import ScoreFile, check_coverage, read_scores
+from stereoset_eval.foundation.score_file import ScoreFile, check_coverage, read_scores
 from stereoset_eval.foundation.provenance import build_provenance
 from stereoset_eval.analysis.report_build import ModelResults, build_report
 from stereoset_eval.analysis.report_sections import distribution_section
@@ -25,9 +27,6 @@ from stereoset_eval.analysis.results_table import mark_limited, report_limit
 from stereoset_eval.cli.commands._results import show_results
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.foundation.items import STEREOSET_TASKS, Item
-from stereoset_eval.curation.loaders.registry import load_items
-
-BENCHMARK_TITLES = {"stereoset": "StereoSet", "crows-pairs": "CrowS-Pairs", "pairs": "Harmonised pairs"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", help="scoring method (default: from the score file's provenance)")
     p.add_argument("--task", choices=STEREOSET_TASKS, help="StereoSet: report one task only")
     p.add_argument(
-        "--micro", action="store_true", help="StereoSet: add the seed paper's micro variant (separate section)"
+        "--micro", action="store_true", help="StereoSet: add the BMNE paper's micro variant (separate section)"
     )
     p.add_argument("--ndigits", type=int, default=3, help="CrowS-Pairs: round scores before comparing (metric.py: 3)")
     p.add_argument("--no-rounding", action="store_true", help="CrowS-Pairs: compare unrounded scores")
@@ -71,42 +70,24 @@ def default_args(benchmark: str) -> argparse.Namespace:
     return parser.parse_args(["report", "--benchmark", benchmark, "--scores", "-", "--out", "-"])
 
 
-def _from_provenance(prov: Mapping[str, Any], key: str, field_name: str) -> str | None:
-    """``prov[key]`` when it is a plain value, else ``prov[key][field_name]`` (the scorer nests them)."""
-    value = prov.get(key)
-    if isinstance(value, Mapping):
-        value = value.get(field_name)
-    return str(value) if value not in (None, "") else None
+def evaluation_options(args: argparse.Namespace) -> EvaluationOptions:
+    """The options of the benchmark's metrics from the command line."""
+    return EvaluationOptions(
+        bootstrap=bootstrap_config(args),
+        micro=args.micro,
+        ndigits=None if args.no_rounding else args.ndigits,
+        balance_by=args.balance_by,
+        ties=args.ties,
+        missing_group=args.missing_group,
+    )
 
 
 def compute_results(
     items: list[Item], score_file: ScoreFile, benchmark: str, args: argparse.Namespace, model: str
 ) -> ModelResults:
-    """The benchmark's metrics with CIs, as :class:`ModelResults`."""
-    config = bootstrap_config(args)
-    scores = score_file.scores
-    title = BENCHMARK_TITLES[benchmark]
-    balanced = {}
-    balance_by = args.balance_by or ("dimension" if benchmark == "pairs" else None)
-    if balance_by:
-        balanced[title] = balanced_ss_with_ci(
-            items, scores, group_by=balance_by, ties=args.ties, missing_group=args.missing_group, config=config
-        )
-    if benchmark == "stereoset":
-        return ModelResults(
-            model=model,
-            stereoset=stereoset_with_ci(items, scores, variant="official", config=config),
-            stereoset_micro=stereoset_with_ci(items, scores, variant="micro", config=config) if args.micro else None,
-            balanced=balanced,
-        )
-    if benchmark == "crows-pairs":
-        ndigits = None if args.no_rounding else args.ndigits
-        return ModelResults(
-            model=model, crows=crows_with_ci(items, scores, ndigits=ndigits, config=config), balanced=balanced
-        )
-    return ModelResults(
-        model=model, pair_ss={title: pair_ss_with_ci(items, scores, ties=args.ties, config=config)}, balanced=balanced
-    )
+    """The benchmark's metrics with CIs, as :class:`ModelResults` (the benchmark decides which)."""
+    evaluation = get_benchmark(benchmark).evaluate(items, score_file.scores, evaluation_options(args))
+    return ModelResults(model=model, evaluations=(evaluation,))
 
 
 def bootstrap_config(args: argparse.Namespace) -> BootstrapConfig:
@@ -131,29 +112,26 @@ def report_model(report) -> str:
 def make_report(args: argparse.Namespace):
     """Compute and write the report the arguments ask for: (Report, written paths, the run's --limit)."""
     config = bootstrap_config(args)  # bad options fail before any file is read
+    bench = get_benchmark(args.benchmark)
     data_path = resolve_data(args.benchmark, args.data, args.data_dir)
-    items = load_items(args.benchmark, data_path)
+    items = bench.load(data_path)
     if args.task:
         n_all, items = len(items), [i for i in items if i.task == args.task]
         if not items:
             raise StereosetEvalError(f"{data_path}: no {args.task} items (the file has {n_all} items of other tasks); "
                                      "nothing to report")
     score_file = read_scores(args.scores)
-    sp = score_file.provenance
-    command = sp.get("command") if isinstance(sp.get("command"), Mapping) else {}  # `score`'s provenance.json
-    if command.get("limit"):  # `score --limit N`: the same first N items
+    command = (score_file.recorded or {}).get("command")
+    if isinstance(command, Mapping) and command.get("limit"):  # `score --limit N`: the same first N items
         items = limit_items(items, int(command["limit"]))
     check_coverage(score_file, items, gold=str(data_path))
-    runs = [r for r in (sp.get("runs") or {}).values() if isinstance(r, Mapping)]
-    model = args.model or _from_provenance(sp, "model", "id") or _from_provenance(command, "model", "id") \
-        or args.scores.stem
-    revision = args.revision or _from_provenance(sp, "model", "revision") or _from_provenance(sp, "revision", "id") \
-        or _from_provenance(command, "revision", "id")
-    method = args.method or _from_provenance(sp, "method", "name") \
-        or (", ".join(sorted({str(_from_provenance(r, "method", "name")) for r in runs})) if runs else None)
+    sp = score_file.provenance  # typed; None when the file does not say what produced it
+    model = args.model or (sp.model if sp else None) or args.scores.stem
+    revision = args.revision or (sp.revision if sp else None)
+    method = args.method or (sp.method if sp else None)
     results = compute_results(items, score_file, args.benchmark, args, model)
-    by = "bias_type" if args.benchmark != "pairs" else (args.balance_by or "dimension")
-    extra = (distribution_section(items, by=by, benchmark=BENCHMARK_TITLES[args.benchmark]),)
+    by = bench.distribution_by(evaluation_options(args))
+    extra = (distribution_section(items, by=by, benchmark=bench.title),)
     options = {
         "benchmark": args.benchmark,
         "task": args.task,
@@ -173,7 +151,7 @@ def make_report(args: argparse.Namespace):
         method=method,
         options=options,
         n_per_slice=results.n_per_slice(),
-        scores_provenance=sp,
+        scores_provenance=score_file.recorded,
     )
     limit = report_limit({"provenance": provenance})
     report = mark_limited(build_report(results, provenance, title=args.title, extra=extra), limit)

@@ -24,16 +24,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from stereoset_eval.analysis.benchmarks import get_benchmark
 from stereoset_eval.cli.commands._common import add_data_args, load_from_args
+from stereoset_eval.cli.run_settings import add_run_settings_args, run_settings_from_args
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.scoring.methods import METHODS, get_method
 
-DEFAULTS: dict[str, dict[str, str | None]] = {
-    # benchmark part -> model kind -> method
-    "intra": {"masked": "stereoset-mlm", "causal": "stereoset-causal"},
-    "inter": {"masked": "stereoset-nsp", "causal": "stereoset-inter-causal"},
-    "pairs": {"masked": "crows-nangia", "causal": "causal-ll"},
-}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,12 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--option", action="append", default=[], metavar="[METHOD:]NAME=VALUE",
                    help="method option (repeatable); VALUE is JSON (true, 3, null) or a plain string")
     p.add_argument("--output", required=True, type=Path, help="output folder")
-    p.add_argument("--batch-tokens", type=int, default=8192, help="padded tokens per forward batch (default 8192)")
-    p.add_argument("--last-layer", choices=("scored", "all"), default="scored",
-                   help="scored (default): BERT-family masked LMs run their last layer at the scored positions only "
-                        "(~7%% less compute, float32-rounding differences); all: at every position, a plain forward pass")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
-    p.add_argument("--dtype", default=None, help="fp32 (default), bf16, fp16 (CUDA only)")
+    add_run_settings_args(p)  # --device, --dtype, --batch-tokens, --last-layer, --allocator
     p.add_argument("--revision", default=None, help="hub revision (branch, tag or commit)")
     p.add_argument("--cache-dir", type=Path, default=None, help="result cache folder (default $STEREOSET_EVAL_CACHE)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
@@ -88,20 +79,21 @@ def parse_options(specs: list[str], methods: list[str]) -> dict[str, dict[str, A
 
 def _plan(args: argparse.Namespace, items: list) -> tuple[list[tuple[str, str, list]], list[str]]:
     """(part, method, items) to score, and notes for the provenance."""
-    from stereoset_eval.scoring.backends import model_kinds_available
+    from stereoset_eval.scoring.model_info import kind_from_available, model_kinds_available
 
     kinds = model_kinds_available(args.model, args.revision)
-    kind = "causal" if kinds["causal"] and not kinds["masked"] else "masked"
+    kind = kind_from_available(kinds, args.model)  # the one rule (scoring.model_info.detect_model_kind)
     notes: list[str] = []
-    if args.benchmark != "stereoset":
-        return [("pairs", args.method or DEFAULTS["pairs"][kind], items)], notes
+    defaults = get_benchmark(args.benchmark).score_methods  # part -> model kind -> method
+    if "intrasentence" not in defaults:  # a pair benchmark: one part
+        return [("pairs", args.method or defaults["pairs"][kind], items)], notes
     plan = []
     intra = [it for it in items if it.task == "intrasentence"]
     inter = [it for it in items if it.task == "intersentence"]
     if intra and not args.skip_intra:
-        plan.append(("intrasentence", args.method or DEFAULTS["intra"][kind], intra))
+        plan.append(("intrasentence", args.method or defaults["intrasentence"][kind], intra))
     if inter and not args.skip_inter:
-        method = args.inter_method or DEFAULTS["inter"][kind]
+        method = args.inter_method or defaults["intersentence"][kind]
         if method == "stereoset-nsp" and not args.inter_method and not kinds["nsp"]:
             notes.append(f"intersentence not scored: {args.model} has no next-sentence-prediction head "
                          "(choose --inter-method to score it another way)")
@@ -132,7 +124,8 @@ def score_run(args: argparse.Namespace) -> tuple[list, dict, dict, list[Path]]:
 
     if args.limit is not None and args.limit < 1:
         raise StereosetEvalError(f"--limit {args.limit}: give a positive number of items")
-    command = _command(args)
+    settings = run_settings_from_args(args)
+    command = _command(args, settings)
     guard_scores(args.output, command, overwrite=args.overwrite)
     check_models([(args.model, args.revision)], say=lambda msg: print(msg, file=sys.stderr))
     items = limit_items(load_from_args(args), args.limit)
@@ -143,9 +136,8 @@ def score_run(args: argparse.Namespace) -> tuple[list, dict, dict, list[Path]]:
         what = part if args.benchmark == "stereoset" else args.benchmark
         print(f"scoring {len(part_items)} {what} items with {method} ({args.model})", file=sys.stderr)
         results[part] = score_items(
-            part_items, model=args.model, method=method, options=options[method], device=args.device,
-            dtype=args.dtype, revision=args.revision, batch_tokens=args.batch_tokens, last_layer=args.last_layer,
-            cache_dir=args.cache_dir, use_cache=not args.no_cache, progress=not args.no_progress,
+            part_items, model=args.model, method=method, options=options[method], settings=settings,
+            revision=args.revision, cache_dir=args.cache_dir, use_cache=not args.no_cache, progress=not args.no_progress,
         )
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
@@ -168,12 +160,11 @@ def score_run(args: argparse.Namespace) -> tuple[list, dict, dict, list[Path]]:
     return [it for _, _, part in plan for it in part], results, provenance, paths
 
 
-def _command(args: argparse.Namespace) -> dict[str, Any]:
+def _command(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
     """The options of this run that the provenance records (and the run folder guard compares)."""
     return {"model": args.model, "benchmark": args.benchmark, "data": str(args.data) if args.data else None,
             "method": args.method, "inter_method": args.inter_method, "skip_intra": args.skip_intra,
-            "skip_inter": args.skip_inter, "options": args.option, "batch_tokens": args.batch_tokens,
-            "last_layer": args.last_layer, "device": args.device, "dtype": args.dtype, "revision": args.revision,
+            "skip_inter": args.skip_inter, "options": args.option, **settings.to_dict(), "revision": args.revision,
             "no_cache": args.no_cache, "limit": args.limit}
 
 

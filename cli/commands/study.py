@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from stereoset_eval.cli.commands._runs import guard_study, limited_folder
-from stereoset_eval.study.config import ModelSpec, StudyConfig, load_config
+
+from stereoset_eval.cli.run_settings import add_run_settings_args, run_settings_from_args
+from stereoset_eval.study.config import ModelSpec, StudyConfig, load_config, replace_config
 from stereoset_eval.study.executors import make_executor
 
 
@@ -34,7 +36,7 @@ def add_study_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", type=Path,
                    help="score cache folder (default: $STEREOSET_EVAL_CACHE or ~/.cache/stereoset-eval/scores)")
     p.add_argument("--no-cache", action="store_true", help="compute every score; read and store nothing")
-    p.add_argument("--device", help="auto, cpu, cuda or cuda:N (default: the config's, else auto)")
+    add_run_settings_args(p, from_config=True)  # --device, --dtype, --batch-tokens, --last-layer, --allocator
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="local: models one after another in this process (default); ray: one Ray task per "
                         "(model, benchmark, method)")
@@ -84,9 +86,12 @@ def apply_overrides(config: StudyConfig, args: argparse.Namespace) -> StudyConfi
         changes["cache_dir"] = str(args.cache_dir)
     if args.no_cache:
         changes["use_cache"] = False
-    if args.device:
-        changes["device"] = args.device
-    return config.replace(**changes, source=f"{config.source} (command-line overrides: {sorted(changes)})") \
+    named = sorted(changes)
+    run = run_settings_from_args(args, base=config.run)
+    if run != config.run:
+        changes["run"] = run
+        named += [f"study.{k}" for k, v in run.to_dict().items() if v != getattr(config.run, k)]
+    return replace_config(config, **changes, source=f"{config.source} (command-line overrides: {named})") \
         if changes else config
 
 

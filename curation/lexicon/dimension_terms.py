@@ -1,4 +1,4 @@
-"""Cue words and patterns of the four stereotype dimensions (seed paper §5.1, App. C.3).
+"""Cue words and patterns of the four stereotype dimensions (BMNE paper §5.1, App. C.3).
 
 The dimensions follow the social-psychology components of gender stereotypes used by
 Zakizadeh & Pilehvar (2025): what a group *is like* (Personality Traits), what it *thinks,

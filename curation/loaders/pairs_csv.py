@@ -7,7 +7,8 @@ stereo_antistereo, bias_type, category``) load too: ids are then ``pairs:<row>``
 Each item's provenance points to the pairs file (path, sha256, 1-based row, format
 ``pairs-csv``); ``derived_from``, ``edits`` and ``sentence_origins`` come from the
 provenance columns, the original source file is named in ``note``. Flags (including the
-dimension tag and its source) are restored from the ``flags`` JSON column.
+dimension tag and its source) are restored from the ``item_flags`` JSON column (``flags`` in
+files written before 0.2).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def _flags(raw: list[Any], item_id: str, *, path: Path, row: int) -> tuple[Flag,
     for f in raw:
         if not isinstance(f, dict) or "rule" not in f or f.get("severity") not in SEVERITIES:
             raise DataFormatError(path, f"flag entry {f!r} needs 'rule' and a severity in {SEVERITIES}",
-                                  row=row, field="flags")
+                                  row=row, field="item_flags")
         out.append(Flag(f["rule"], item_id, f["severity"], f.get("message", ""), f.get("evidence", {})))
     return tuple(out)
 
@@ -68,6 +69,7 @@ def load_pairs(path: str | Path) -> list[Item]:
         raise DataFormatError(path, "table has a header but no rows")
     sha = file_sha256(path)
     cols = set(df.columns)
+    flags_column = "item_flags" if "item_flags" in cols else "flags"
     items: list[Item] = []
     seen: dict[str, int] = {}
     for row, rec in enumerate(df.to_dict("records"), start=1):
@@ -107,6 +109,7 @@ def load_pairs(path: str | Path) -> list[Item]:
             target=get("target") or None,
             direction=direction,
             dimension=category,
-            flags=_flags(_parse_json(get("flags"), [], path=path, row=row, field="flags"), item_id, path=path, row=row),
+            flags=_flags(_parse_json(get(flags_column), [], path=path, row=row, field=flags_column), item_id,
+                         path=path, row=row),
         ))
     return items

@@ -1,9 +1,11 @@
-"""One entry point to load any benchmark file: ``load_items(benchmark, path)``.
+"""One entry point to load any benchmark file: ``load_items(family, path)``.
 
 Formats are detected from the file: ``.json`` = official StereoSet JSON, ``.jsonl`` = flat
 StereoSet JSONL, ``.csv``/``.tsv``/``.parquet`` with a ``gold_label`` column = per-sentence
-StereoSet table, otherwise a CrowS-Pairs file. ``benchmark`` (``stereoset`` or
-``crows-pairs``) guards against loading one benchmark as the other.
+StereoSet table, otherwise a CrowS-Pairs file. ``family`` (``stereoset``, ``crows``,
+``pairs``: the part of a format name before its first ``-``) guards against loading one
+benchmark's file as another's. Which family a benchmark reads is the benchmark's own
+declaration (:mod:`stereoset_eval.analysis.benchmarks`); this module knows formats only.
 """
 
 from __future__ import annotations
@@ -17,12 +19,6 @@ from stereoset_eval.curation.loaders.crows import load_crows_pairs
 from stereoset_eval.curation.loaders.stereoset_json import load_stereoset_json
 from stereoset_eval.curation.loaders.stereoset_jsonl import load_stereoset_jsonl
 from stereoset_eval.curation.loaders.stereoset_table import load_stereoset_table
-
-BENCHMARKS: dict[str, str] = {
-    "stereoset": "StereoSet (Nadeem et al. 2021): intrasentence + intersentence",
-    "crows-pairs": "CrowS-Pairs (Nangia et al. 2020) original or revised (Neveol et al. 2022)",
-    "pairs": "Harmonised pair files written by `stereoset-eval curate` (BMNE column schema)",
-}
 
 FORMATS: dict[str, str] = {
     "stereoset-json": "official dev.json/test.json (data.intrasentence[], data.intersentence[])",
@@ -86,14 +82,23 @@ def loader_for(fmt: str) -> Callable[[Path], list[Item]]:
     return table[fmt]
 
 
+def families() -> list[str]:
+    """The format families: ``stereoset``, ``crows``, ``pairs`` (format names up to their first ``-``)."""
+    return list(dict.fromkeys(f.split("-")[0] for f in FORMATS))
+
+
 def load_items(benchmark: str, path: str | Path, *, fmt: str | None = None) -> list[Item]:
-    """Load ``path`` as ``benchmark``; the format is detected unless given."""
-    if benchmark not in BENCHMARKS:
-        raise UnknownNameError("benchmark", benchmark, list(BENCHMARKS))
+    """Load ``path`` as a file of ``benchmark``'s family; the format is detected unless given.
+
+    ``benchmark`` is a family or a name that starts with one (``crows-pairs`` reads ``crows``
+    files).
+    """
+    expected = benchmark.split("-")[0]
+    if expected not in families():
+        raise UnknownNameError("benchmark", benchmark, families())
     path = Path(path)
     fmt = fmt or detect_format(path)
     family = fmt.split("-")[0]
-    expected = {"stereoset": "stereoset", "crows-pairs": "crows", "pairs": "pairs"}[benchmark]
     if family != expected:
         raise DataFormatError(path, f"looks like a {fmt} file, not {benchmark}")
     return loader_for(fmt)(path)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from stereoset_eval.foundation.items import Item
-from stereoset_eval.scoring.records import ScoringError
+from stereoset_eval.scoring.records import ScoringError, SentenceResult  # noqa: F401 - SentenceResult re-exported
 from stereoset_eval.scoring.requests import Request
 from stereoset_eval.scoring.tokenization import TokenizerView
 
@@ -75,8 +75,6 @@ class Prepared:
     state: dict[str, Any] = field(default_factory=dict)
 
 
-# reduce returns one dict per sentence: score, n_tokens, token_ids, token_logprobs, extra
-SentenceResult = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> P
 
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
     lps = list(outputs[0])
-    return [{"score": sum(lps), "n_tokens": len(lps), "token_ids": prep.state["ids"], "token_logprobs": lps, "extra": {}}]
+    return [SentenceResult(score=sum(lps), n_tokens=len(lps), token_ids=tuple(prep.state["ids"]), token_logprobs=tuple(lps))]
 
 
 METHOD = Method(

@@ -104,13 +104,13 @@ def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: 
         ids = prep.state["ids"][side]
         positions = prep.state["template"][side][1:-1]
         digits = options["round_ndigits"]
-        results.append({
-            "score": round(total, digits) if digits is not None else total,
-            "n_tokens": n,
-            "token_ids": [ids[p] for p in positions],
-            "token_logprobs": lps,
-            "extra": {"unrounded": total, "positions": list(positions)},
-        })
+        results.append(SentenceResult(
+            score=round(total, digits) if digits is not None else total,
+            n_tokens=n,
+            token_ids=tuple(ids[p] for p in positions),
+            token_logprobs=tuple(lps),
+            extra={"unrounded": total, "positions": list(positions)},
+        ))
     return results
 
 

@@ -76,7 +76,8 @@ def _prepare(name: str, within_word_l2r: bool):
 
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
     lps = [out[0] for out in outputs]
-    return [{"score": sum(lps), "n_tokens": len(lps), "token_ids": prep.state["token_ids"], "token_logprobs": lps, "extra": {}}]
+    return [SentenceResult(score=sum(lps), n_tokens=len(lps), token_ids=tuple(prep.state["token_ids"]),
+                           token_logprobs=tuple(lps))]
 
 
 PLL_METHOD = Method(

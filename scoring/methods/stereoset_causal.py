@@ -78,8 +78,8 @@ def intra_prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]
 
 def intra_reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
     lps = sentence_logprobs(outputs)
-    return [{"score": math.exp(sum(lps) / len(lps)), "n_tokens": len(lps), "token_ids": prep.state["ids"],
-             "token_logprobs": lps, "extra": {}}]
+    return [SentenceResult(score=math.exp(sum(lps) / len(lps)), n_tokens=len(lps), token_ids=tuple(prep.state["ids"]),
+                           token_logprobs=tuple(lps))]
 
 
 # --- stereoset-inter-causal -------------------------------------------------------------------
@@ -128,13 +128,13 @@ def inter_reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], opt
     no_context_score = sum(sentence_lps) / len(sentence_lps)
     if context_score == 0.0:
         raise unit_error(INTER, unit, "the context has probability 1, so the reference ratio divides by zero")
-    return [{
-        "score": no_context_score / context_score,
-        "n_tokens": len(sentence_lps),
-        "token_ids": prep.state["ids"],
-        "token_logprobs": sentence_lps,
-        "extra": {"context_mean_log2p": context_score / math.log(2), "sentence_mean_log2p": no_context_score / math.log(2)},
-    }]
+    return [SentenceResult(
+        score=no_context_score / context_score,
+        n_tokens=len(sentence_lps),
+        token_ids=tuple(prep.state["ids"]),
+        token_logprobs=tuple(sentence_lps),
+        extra={"context_mean_log2p": context_score / math.log(2), "sentence_mean_log2p": no_context_score / math.log(2)},
+    )]
 
 
 _START = Option("start_token", "auto", "unconditional start token; 'auto' = the tokenizer's BOS (else EOS) token, "

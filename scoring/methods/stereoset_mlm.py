@@ -98,13 +98,8 @@ def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> P
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
     logprobs = [out[0] for out in outputs]
     probs = [math.exp(lp) for lp in logprobs]
-    return [{
-        "score": sum(probs) / len(probs),
-        "n_tokens": len(probs),
-        "token_ids": prep.state["word_ids"],
-        "token_logprobs": logprobs,
-        "extra": {"template_word": prep.state["word"]},
-    }]
+    return [SentenceResult(score=sum(probs) / len(probs), n_tokens=len(probs), token_ids=tuple(prep.state["word_ids"]),
+                           token_logprobs=tuple(logprobs), extra={"template_word": prep.state["word"]})]
 
 
 METHOD = Method(

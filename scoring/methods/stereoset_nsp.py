@@ -58,8 +58,7 @@ def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> P
 
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
     lp = outputs[0][0]
-    return [{"score": math.exp(lp), "n_tokens": prep.state["n"], "token_ids": None, "token_logprobs": None,
-             "extra": {"log_p_is_next": lp}}]
+    return [SentenceResult(score=math.exp(lp), n_tokens=prep.state["n"], extra={"log_p_is_next": lp})]
 
 
 METHOD = Method(

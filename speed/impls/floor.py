@@ -157,7 +157,7 @@ class FloorRunner:
         for unit, prep in zip(plan.units, plan.prepared):
             outputs = [[by_key[r.key][g] for g in r.gather] for r in prep.requests]
             for sid, res in zip(unit.sentence_ids, self.spec.reduce(unit, prep, outputs, plan.options)):
-                value = res["extra"]["unrounded"] if self.ctx.method == "crows-nangia" else res["score"]
+                value = res.extra["unrounded"] if self.ctx.method == "crows-nangia" else res.score
                 result[sid] = float(value)
         return result
 

@@ -1,0 +1,58 @@
+"""Curated pairs (the BMNE paper's harmonised schema): pair ss before balancing, balanced ss after."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from stereoset_eval.analysis.benchmarks.base import Benchmark, Evaluation, EvaluationOptions, Source
+from stereoset_eval.analysis.benchmarks.crows_pairs import PAIR_METHODS
+from stereoset_eval.analysis.benchmarks.registry import register
+from stereoset_eval.foundation.items import Item
+
+if TYPE_CHECKING:
+    from stereoset_eval.analysis.report_model import Section
+
+
+class CuratedPairs(Benchmark):
+    name = "pairs"
+    title = "Harmonised pairs"
+    description = "Harmonised pair files written by `stereoset-eval curate` (BMNE column schema)"
+    loader_family = "pairs"
+    sources = (
+        Source("curated", "pairs curated from another benchmark of the study by the curation pipeline (dimension tags)",
+               from_file=False),
+        Source("pairs", "a curated pairs file written by `stereoset-eval curate` (e.g. after human review)"),
+    )
+    score_methods = {"pairs": PAIR_METHODS}  # scored like CrowS-Pairs pairs
+    own_methods = {}  # curated pairs have no reference scoring code
+    balanced_by_default = True
+
+    def evaluate(self, items: Sequence[Item], scores: Mapping[str, float], options: EvaluationOptions, *,
+                 title: str | None = None) -> Evaluation:
+        from stereoset_eval.analysis.bootstrap import pair_ss_with_ci
+
+        items = list(items)
+        balanced = self.balanced(items, scores, options)
+        parts = {}
+        if options.pair_ss_section or balanced is None:
+            parts["pair_ss"] = pair_ss_with_ci(items, scores, ties=options.ties, config=options.bootstrap)
+        headline = parts["pair_ss"] if "pair_ss" in parts else balanced.unbalanced
+        return Evaluation(self, title or self.title, parts, headline=headline, balanced=balanced)
+
+    def report_sections(self, evaluation: Evaluation, *, model: str) -> list["Section"]:
+        from stereoset_eval.analysis.report_sections import pair_ss_section
+
+        out = []
+        if "pair_ss" in evaluation.parts:
+            out.append(pair_ss_section(evaluation.parts["pair_ss"], model=model, benchmark=evaluation.title))
+        return out + self.balanced_sections(evaluation, model=model)
+
+    def n_per_slice(self, evaluation: Evaluation) -> dict[str, int]:
+        n = {f"{evaluation.title}/pair_ss": evaluation.parts["pair_ss"].n} if "pair_ss" in evaluation.parts else {}
+        return {**n, **self.balanced_n_per_slice(evaluation)}
+
+    def distribution_by(self, options: EvaluationOptions) -> str:
+        return options.balance_by or options.balance_default
+
+
+PAIRS = register(CuratedPairs())

@@ -1,0 +1,146 @@
+"""``RunSettings``: the options of a scoring run that are not a method's, in one frozen object.
+
+Where a model runs (``device``), in what precision (``dtype``), how inputs are packed
+(``batch_tokens``), which last-layer path BERT-family models take (``last_layer``) and how
+glibc serves the activation buffers (``allocator``) are set here once and travel as one value:
+the ``score`` / ``study`` / ``demo`` commands build it with one helper
+(:mod:`stereoset_eval.cli.run_settings`), the study config's ``[study]`` table parses into it
+(same field names), :func:`stereoset_eval.scoring.api.score_items` takes it as ``settings=``, and
+the provenance records it (``run.settings``). A new option is one field here (with its help
+text and check) plus the code that uses it.
+
+Only ``device`` and ``dtype`` can move numbers (``dtype`` is part of the cache key); the others
+change speed and memory, or float32 rounding (``last_layer``: ~1e-7), never a result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping, NamedTuple, get_args
+
+from stereoset_eval.scoring.records import ScoringError
+
+DEFAULT_BATCH_TOKENS = 8192
+LastLayer = Literal["scored", "all"]
+Allocator = Literal["bounded", "fast", "off"]
+DType = Literal["fp32", "float32", "bf16", "bfloat16", "fp16", "float16"]
+ALLOCATOR_ENV = "STEREOSET_EVAL_MALLOC_TUNING"
+_DEVICE = re.compile(r"(auto|cpu|cuda(:\d+)?)", re.IGNORECASE)
+
+
+def allocator_from_environment() -> str:
+    """The allocator policy ``$STEREOSET_EVAL_MALLOC_TUNING`` asks for (``bounded`` when unset).
+
+    The one place the variable is read: it supplies :attr:`RunSettings.allocator`'s default.
+    """
+    raw = os.environ.get(ALLOCATOR_ENV, "bounded")
+    value = raw.strip().lower()
+    value = {"1": "bounded", "": "bounded", "0": "off", "none": "off"}.get(value, value)
+    if value not in get_args(Allocator):
+        raise ScoringError(f"{ALLOCATOR_ENV}={raw!r}: expected one of {', '.join(get_args(Allocator))} (or 0)")
+    return value
+
+
+def _option(default: Any = None, *, help: str, kind: type = str, choices: tuple[str, ...] | None = None,
+            factory: Any = None, shown_default: str | None = None) -> Any:
+    """A settings field with what the CLI helper and the study-config reader need to know."""
+    meta = {"help": help, "kind": kind, "choices": choices,
+            "shown_default": shown_default if shown_default is not None else str(default)}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+class Problem(NamedTuple):
+    """One invalid setting: the field, its value, what is wrong, and the allowed values if a choice."""
+
+    field: str
+    value: Any
+    text: str
+    choices: tuple[str, ...] | None = None
+
+    def line(self) -> str:
+        """The message of :meth:`RunSettings.validate` (``last_layer must be one of scored, all, got 'x'``)."""
+        if self.choices:
+            return f"{self.field} must be one of {', '.join(self.choices)}, got {self.value!r}"
+        return f"{self.field}: {self.text}"
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The scoring options of a run (see the module docstring); immutable, JSON round-trip.
+
+    Attributes:
+        device: ``auto`` (CUDA if available, else CPU), ``cpu``, ``cuda`` or ``cuda:N``.
+        dtype: None (= ``fp32``, as the references ran), ``bf16`` or ``fp16`` (CUDA only).
+        batch_tokens: padded tokens per forward batch; results do not depend on it beyond
+            float32 noise (~1e-7).
+        last_layer: ``scored``: BERT-family masked LMs run their last encoder layer at the
+            scored positions only (probe-verified); ``all``: at every position.
+        allocator: glibc allocator policy (:mod:`stereoset_eval.scoring.memory`); default from
+            ``$STEREOSET_EVAL_MALLOC_TUNING``, else ``bounded``.
+    """
+
+    device: str = _option("auto", help="auto, cpu, cuda or cuda:N")
+    dtype: DType | None = _option(None, help="fp32, bf16 or fp16 (CUDA only)", shown_default="fp32")
+    batch_tokens: int = _option(DEFAULT_BATCH_TOKENS, kind=int, help="padded tokens per forward batch")
+    last_layer: LastLayer = _option(
+        "scored", choices=get_args(LastLayer),
+        help="scored: BERT-family masked LMs run their last layer at the scored positions only (~7%% less "
+             "compute, float32-rounding differences); all: at every position, a plain forward pass")
+    allocator: Allocator = _option(
+        factory=allocator_from_environment, choices=get_args(Allocator),
+        help="host allocator policy: bounded (peak memory follows batch_tokens), fast (glibc speed, "
+             "trimmed between batches) or off (glibc's own)",
+        shown_default="$STEREOSET_EVAL_MALLOC_TUNING, else bounded")
+
+    def problems(self) -> list[Problem]:
+        """Every invalid field (empty when the settings are valid)."""
+        out = []
+        for f in dataclasses.fields(self):
+            value, choices = getattr(self, f.name), f.metadata.get("choices")
+            if choices is not None and value not in choices:
+                out.append(Problem(f.name, value, "", tuple(choices)))
+        if not (isinstance(self.device, str) and _DEVICE.fullmatch(self.device)):
+            out.append(Problem("device", self.device, f"unknown device {self.device!r}; use auto, cpu, cuda or cuda:N"))
+        if self.dtype is not None and (not isinstance(self.dtype, str) or self.dtype.lower() not in get_args(DType)):
+            out.append(Problem("dtype", self.dtype, f"unknown dtype {self.dtype!r}; use one of {sorted(get_args(DType))}"))
+        if not isinstance(self.batch_tokens, int) or isinstance(self.batch_tokens, bool) or self.batch_tokens < 1:
+            out.append(Problem("batch_tokens", self.batch_tokens, f"must be a positive integer, got {self.batch_tokens!r}"))
+        return out
+
+    def validate(self) -> "RunSettings":
+        """``self`` if valid, else a :class:`ScoringError` with one line naming the first bad field."""
+        problems = self.problems()
+        if problems:
+            raise ScoringError(problems[0].line())
+        return self
+
+    def replace(self, **changes: Any) -> "RunSettings":
+        """A copy with ``changes`` (unknown names are a :class:`ScoringError`), not yet validated."""
+        known = [f.name for f in dataclasses.fields(self)]
+        unknown = sorted(set(changes) - set(known))
+        if unknown:
+            raise ScoringError(f"no run setting(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        return dataclasses.replace(self, **changes)
+
+    def run_settings(self) -> "RunSettings":
+        """These settings as a plain :class:`RunSettings` (drops the fields a subclass adds)."""
+        return RunSettings(**{name: getattr(self, name) for name in field_names()})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data, every field (as recorded in the provenance)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "RunSettings":
+        """The settings of :meth:`to_dict` (missing fields take their defaults), validated."""
+        return cls().replace(**dict(data)).validate() if data else cls().validate()
+
+
+def field_names() -> tuple[str, ...]:
+    """The names of :class:`RunSettings`' fields, in order."""
+    return tuple(f.name for f in dataclasses.fields(RunSettings))

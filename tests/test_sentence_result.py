@@ -1,0 +1,68 @@
+"""SentenceResult: the typed result of a method's reduce, stored in the cache in the legacy JSON shape."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+
+import pytest
+
+from stereoset_eval.scoring.api import score_items
+from stereoset_eval.scoring.records import SentenceResult
+
+LEGACY_KEYS = ["score", "n_tokens", "token_ids", "token_logprobs", "extra"]
+
+
+def test_json_round_trip_and_types():
+    r = SentenceResult(score=-3.25, n_tokens=2, token_ids=(7, 9), token_logprobs=(-1.0, -2.25),
+                       extra={"unrounded": -3.2501, "positions": [1, 2]})
+    assert list(r.to_json()) == LEGACY_KEYS
+    assert SentenceResult.from_json(r.to_json()) == r
+    assert SentenceResult.through_json([r]) == [r]
+    nan = SentenceResult.through_json([SentenceResult(score=float("nan"), n_tokens=0)])[0]
+    assert math.isnan(nan.score) and nan.token_ids is None and nan.extra == {}
+
+
+def test_a_value_written_by_the_old_dict_code_reads_back():
+    """Text exactly as the dict-based engine stored a crows-nangia unit (json.dumps of its dicts)."""
+    text = ('[{"score": -12.345, "n_tokens": 2, "token_ids": [1037, 2158], "token_logprobs": [-5.1, -7.245], '
+            '"extra": {"unrounded": -12.345000001, "positions": [1, 2]}}, {"score": -11.0, "n_tokens": 2, '
+            '"token_ids": [1037, 2158], "token_logprobs": [-5.0, -6.0], "extra": {"unrounded": -11.0, "positions": [1, 2]}}]')
+    first, second = (SentenceResult.from_json(d) for d in json.loads(text))
+    assert first == SentenceResult(score=-12.345, n_tokens=2, token_ids=(1037, 2158), token_logprobs=(-5.1, -7.245),
+                                   extra={"unrounded": -12.345000001, "positions": [1, 2]})
+    assert second.score == -11.0 and second.extra["positions"] == [1, 2]
+
+
+def test_the_cache_keeps_the_legacy_shape_and_serves_legacy_entries(crows_csv, tmp_path):
+    from stereoset_eval.curation.loaders.registry import load_items
+
+    items = load_items("crows-pairs", crows_csv)[:6]
+    first = score_items(items, model="fake:masked", method="crows-nangia", cache_dir=tmp_path)
+    db = sqlite3.connect(tmp_path / "scores.sqlite3")
+    rows = db.execute("SELECT key, value FROM results").fetchall()
+    assert len(rows) == 6
+    for _, value in rows:
+        assert [list(d) for d in json.loads(value)] == [LEGACY_KEYS, LEGACY_KEYS]
+    # rewrite every entry the way the dict-based engine wrote it (plain dicts, lists, a reordered extra)
+    with db:
+        for key, value in rows:
+            legacy = [{"score": d["score"], "n_tokens": d["n_tokens"], "token_ids": d["token_ids"],
+                       "token_logprobs": d["token_logprobs"], "extra": dict(reversed(list(d["extra"].items())))}
+                      for d in json.loads(value)]
+            db.execute("UPDATE results SET value=? WHERE key=?", (json.dumps(legacy, ensure_ascii=False), key))
+    db.close()
+    again = score_items(items, model="fake:masked", method="crows-nangia", cache_dir=tmp_path)
+    assert again.cache_stats == {"hits": 12, "computed": 0}
+    assert [r.to_dict() for r in again.records] == [r.to_dict() for r in first.records]
+
+
+@pytest.mark.parametrize("method", ["pll", "crows-nangia"])
+def test_computed_equals_cached(method, crows_csv, tmp_path):
+    from stereoset_eval.curation.loaders.registry import load_items
+
+    items = load_items("crows-pairs", crows_csv)[:4]
+    computed = score_items(items, model="fake:masked", method=method, cache_dir=tmp_path)
+    cached = score_items(items, model="fake:masked", method=method, cache_dir=tmp_path)
+    assert cached.cache_stats["computed"] == 0 and cached.records == computed.records

@@ -9,12 +9,13 @@ TORCH_SPEC ?= torch==2.13.0
 
 .PHONY: venv demo test readme bench labelstudio clean
 
+# One stamp per extra, each kept: `make test` then `make demo` adds the demo's extra once and never
+# reinstalls the other's (extras only add packages). A newer pyproject.toml redoes a stamp.
 $(VENV)/.stamp-%: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "$(TORCH_SPEC)"
 	$(PIP) install -q -e ".[$*]"
-	rm -f $(VENV)/.stamp-*
 	touch $@
 
 venv: $(VENV)/.stamp-labelstudio

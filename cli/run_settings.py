@@ -41,3 +41,13 @@ def run_settings_from_args(args: argparse.Namespace, base: RunSettings | None = 
     given = {f.name: value for f in dataclasses.fields(RunSettings)
              if (value := getattr(args, f.name, None)) is not None}
     return (base or RunSettings()).replace(**given).validate()
+
+
+def run_settings_flags(args: argparse.Namespace) -> list[str]:
+    """The :class:`RunSettings` flags that were given, as command-line words (to pass them on)."""
+    out: list[str] = []
+    for f in dataclasses.fields(RunSettings):
+        value = getattr(args, f.name, None)
+        if value is not None:
+            out += [_flag(f.name), str(value)]
+    return out

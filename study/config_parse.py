@@ -164,7 +164,7 @@ def parse(raw: Mapping[str, Any], *, source: str, base_dir: Path | None) -> Stud
     limit = study.get("limit", int, 0)
     config = StudyConfig(
         title=study.get("title", str, "stereoset-eval study"),
-        output=study.get("output", str, "runs/study"),
+        output=_relative_to(study.get("output", str, "runs/study"), base_dir if "output" in study.table else None),
         cache_dir=study.get("cache_dir", str),
         use_cache=study.get("use_cache", bool, True),
         run=_run_settings(study),
@@ -199,3 +199,9 @@ def _resolve_data_path(spec: BenchmarkSpec, base_dir: Path) -> BenchmarkSpec:
         return spec
     path = Path(spec.data).expanduser()
     return dataclasses.replace(spec, data=str(path if path.is_absolute() else base_dir / path))
+
+
+def _relative_to(path: str, base_dir: Path | None) -> str:
+    """A relative ``study.output`` is relative to the config file, like ``data`` (None: as written)."""
+    p = Path(path).expanduser()
+    return str(p if base_dir is None or p.is_absolute() else base_dir / p)

@@ -58,8 +58,11 @@ class JobResult:
     worker: Mapping[str, Any] = field(default_factory=dict)
 
 
-def run_job(job: Job, items: Sequence[Item], settings: ScoreSettings) -> JobResult:
-    """Score ``items`` for one job (in this process); the unit of work of every executor."""
+def run_job(job: Job, items: Sequence[Item], settings: ScoreSettings, *, progress: bool = False) -> JobResult:
+    """Score ``items`` for one job (in this process); the unit of work of every executor.
+
+    ``progress`` shows a bar (sentences done / total, rate, ETA); it changes no number.
+    """
     from stereoset_eval.scoring.api import score_items
 
     started = time.perf_counter()
@@ -72,6 +75,7 @@ def run_job(job: Job, items: Sequence[Item], settings: ScoreSettings) -> JobResu
         settings=settings.run_settings(),
         cache_dir=settings.cache_dir,
         use_cache=settings.use_cache,
+        progress=progress,
     )
     return JobResult(
         job=job,
@@ -99,11 +103,18 @@ class LocalExecutor:
 
     name = "local"
 
+    def __init__(self, *, progress: bool = False) -> None:
+        self.progress = progress  # one bar per job on stderr
+
     def run(self, jobs: Sequence[Job], items: Mapping[str, Sequence[Item]], settings: ScoreSettings, *,
             on_result: OnResult | None = None) -> list[JobResult]:
         results = []
-        for job in jobs:
-            res = run_job(job, items[job.benchmark], settings)
+        for i, job in enumerate(jobs, 1):
+            if self.progress:
+                import sys
+
+                print(f"job {i}/{len(jobs)}: {job.key} ({len(items[job.benchmark])} items)", file=sys.stderr, flush=True)
+            res = run_job(job, items[job.benchmark], settings, progress=self.progress)
             if on_result is not None:
                 on_result(res)
             results.append(res)
@@ -196,10 +207,11 @@ class RayExecutor:
         return {"name": self.name, **self._cluster}
 
 
-def make_executor(name: str, *, address: str | None = None, num_cpus: int | None = None) -> Executor:
-    """``local`` or ``ray`` (unknown names list the known ones)."""
+def make_executor(name: str, *, address: str | None = None, num_cpus: int | None = None,
+                  progress: bool = False) -> Executor:
+    """``local`` or ``ray`` (unknown names list the known ones); ``progress``: a bar per local job."""
     if name == "local":
-        return LocalExecutor()
+        return LocalExecutor(progress=progress)
     if name == "ray":
         return RayExecutor(address=address, num_cpus=num_cpus)
     from stereoset_eval.foundation.errors import UnknownNameError

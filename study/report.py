@@ -60,7 +60,8 @@ def table4_section(analysis: StudyAnalysis) -> Section:
         title="Spearman ρ between benchmarks across models",
         columns=("protocol", "benchmarks", "n models", "ρ pre-balance", "p pre", "ρ post-balance", "p post"),
         rows=tuple(rows),
-        notes=("pre-balance: each benchmark's headline ss (StereoSet: official overall ss; CrowS-Pairs: metric.py "
+        notes=("pre-balance: each benchmark's headline ss (StereoSet: official intrasentence ss — a study scores "
+               "intrasentence items only; CrowS-Pairs: metric.py "
                "metric; curated pairs: pair ss). post-balance: balanced ss (each pair weighs 1/size of its group); "
                f"{DASH} = the benchmark pair has no balanced scores.",
                "p: scipy.stats.spearmanr (t approximation), which is unreliable for few models (|ρ| = 1 gives "
@@ -156,7 +157,8 @@ def scores_sections(analysis: StudyAnalysis, config: StudyConfig) -> list[Sectio
         headers = tuple(f"{b} {'ss' if s == PRE else 'balanced ss'}" for b, s in cols)
         table = Table(f"ss (%) per model with {level} bootstrap CIs — protocol {pname}",
                       ("model", "method(s)", *headers), tuple(rows),
-                      notes=("Ideal 50 for every column. StereoSet: official overall ss (macro over target terms); "
+                      notes=("Ideal 50 for every column. StereoSet: official intrasentence ss (macro over target terms; "
+                             "a study scores intrasentence items only); "
                              "CrowS-Pairs: metric.py metric; curated: pair ss and balanced ss.",))
         out.append(Section(section_key("scores", pname), f"Stereotype scores per model — protocol {pname}", tables=(table,),
                            data={"protocol": pname, "methods": dict(pa.methods),

@@ -29,6 +29,8 @@ import pandas as pd
 from stereoset_eval.foundation.provenance import build_provenance, file_sha256
 from stereoset_eval.analysis.report_model import Report
 from stereoset_eval.analysis.report_writer import write_report
+from stereoset_eval.analysis.results_table import mark_limited
+from stereoset_eval.scoring.hub import check_models
 from stereoset_eval.study.analyse import StudyAnalysis, analyse
 from stereoset_eval.study.benchmarks import BenchmarkData, drop_unavailable, load_benchmarks
 from stereoset_eval.study.config import StudyConfig
@@ -142,6 +144,7 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
     say = log or (lambda _msg: None)
     out = check_replaceable(Path(config.output).expanduser(), command="study")  # refuse before any scoring
     executor = executor or LocalExecutor()
+    check_models([(m.id, m.revision) for m in config.models], say=say)  # one hub probe, clear offline errors
     kinds = model_kinds(config)
     config = drop_unavailable(config)
     for name, reason in config.skipped:
@@ -154,7 +157,7 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
     for w in warnings:
         say(f"warning: {w}")
     settings = ScoreSettings.of(config.run, cache_dir=config.cache_dir, use_cache=config.use_cache)
-    say(f"scoring {len(jobs)} jobs with the {executor.name} executor")
+    say(f"scoring {len(jobs)} job{'' if len(jobs) == 1 else 's'} with the {executor.name} executor")
     done = [0]
 
     def on_result(r: JobResult) -> None:
@@ -172,6 +175,7 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
                                  score_file, warnings)
         provenance = _name_final_paths(provenance, tmp, out)
         report = build_study_report(config, benchmarks, results, analysis, kinds, executor.describe(), provenance)
+        report = mark_limited(report, config.limit)  # every table title of a --limit run says so
         written = {**write_report(report, tmp), "scores": score_file, "study_scores": table_file}
     paths = {kind: out / path.relative_to(tmp) for kind, path in written.items()}
     return StudyRun(config, benchmarks, tuple(jobs), tuple(results), analysis, report, paths)

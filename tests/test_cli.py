@@ -58,3 +58,24 @@ def test_ls_lists_sources(capsys):
     assert main(["ls"]) == 0
     out = capsys.readouterr().out
     assert "stereoset-intra" in out and "crows-pairs-revised" in out and "stereoset-dev" in out
+
+
+def test_ls_prints_real_descriptions(capsys):
+    from stereoset_eval.cli.main import main
+
+    assert main(["ls"]) == 0
+    out = capsys.readouterr().out
+    assert "str(object=" not in out
+    assert "StereoSet (Nadeem et al. 2021)" in out and "[bundled]" in out
+
+
+def test_fetch_data_no_download_reports_every_missing_file(tmp_path, capsys):
+    from stereoset_eval.cli.main import main
+
+    rc = main(["fetch-data", "--no-download", "--data-dir", str(tmp_path)])
+    cap = capsys.readouterr()
+    assert rc == 2
+    missing = [line.split()[1] for line in cap.out.splitlines() if line.startswith("missing")]
+    assert missing == ["stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-jsonl", "stereoset-test"]
+    assert cap.out.count("(bundled in the package)") == 3
+    assert cap.err.startswith("error: 4 of 7 data files missing")

@@ -46,8 +46,8 @@ def test_download_failure_is_clear(tmp_path, monkeypatch):
 
     monkeypatch.setattr(dl, "atomic_download", refuse)
     with pytest.raises(StereosetEvalError, match="cannot download .*put the file at"):
-        fetch("crows-pairs", data_directory=tmp_path)
-    assert not list(tmp_path.rglob("*.csv"))
+        fetch("stereoset-dev", data_directory=tmp_path)  # crows-pairs is bundled: it never downloads
+    assert not list(tmp_path.rglob("*.json*"))
 
 
 def test_atomic_download_from_file_url(tmp_path, crows_csv):

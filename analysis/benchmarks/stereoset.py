@@ -21,7 +21,7 @@ class StereoSet(Benchmark):
     loader_family = "stereoset"
     sources = (Source("stereoset", "StereoSet intrasentence examples of a StereoSet data file",
                       item_source="stereoset-intra"),)
-    default_files = ("stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-jsonl")
+    default_files = ("stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-en", "stereoset-dev-jsonl")
     score_methods = {
         "intrasentence": INTRASENTENCE_METHODS,
         "intersentence": {"masked": "stereoset-nsp", "causal": "stereoset-inter-causal"},

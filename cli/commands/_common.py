@@ -40,3 +40,20 @@ def resolve_data(benchmark: str, data: Path | None, data_dir: Path | None) -> Pa
 def load_from_args(args: argparse.Namespace, benchmark: str | None = None) -> list[Item]:
     bench = benchmark or args.benchmark
     return get_benchmark(bench).load(resolve_data(bench, args.data, args.data_dir))
+
+
+def limit_items(items: list[Item], limit: int | None) -> list[Item]:
+    """The first ``limit`` items in file order; StereoSet: per task (so both tasks stay in).
+
+    The same selection in ``score --limit`` and in ``report`` on its scores.
+    """
+    if not limit:
+        return items
+    seen: dict[str | None, int] = {}
+    out = []
+    for it in items:
+        key = it.task if it.task in ("intrasentence", "intersentence") else None
+        if seen.get(key, 0) < limit:
+            seen[key] = seen.get(key, 0) + 1
+            out.append(it)
+    return out

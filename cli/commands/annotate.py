@@ -183,8 +183,11 @@ def run_merge(args: argparse.Namespace) -> int:
     paths = write_reviewed_version(args.out, version, result, parsed, agreement, name=_version_name(args),
                                    source=source, run=run)
     prov = result.provenance
-    print(f"kept {prov['n_kept']} ({prov['n_edited']} edited), removed {prov['n_removed']}, "
-          f"human decisions {prov['n_human_decisions']}, issues {sum(parsed.issue_counts().values())}")
+    by_reviewer = int((result.removed["decision_source"] == "human").sum()) if len(result.removed) else 0
+    print(f"kept {prov['n_kept']} ({prov['n_edited']} edited), removed {prov['n_removed']} "
+          f"({by_reviewer} by reviewers, {prov['n_removed'] - by_reviewer} automatic: unreviewed items follow "
+          f"--unreviewed {args.unreviewed}), human decisions {prov['n_human_decisions']}, "
+          f"issues {sum(parsed.issue_counts().values())}")
     print(f"reviewed version of {pairs_file_of(args.items)}: {args.out} ({len(version.items)} pairs; "
           f"{len(version.removed_table())} rows in removed.csv)")
     print(f"report: {paths['review_report_md']}")
@@ -242,7 +245,14 @@ def run_agreement(args: argparse.Namespace) -> int:
     tasks, names, source = _read_export(args)
     parsed = parse_export(tasks, pitfall_names=names, source=source)
     table = pairwise_agreement(parsed.annotations, pitfall_names=names)
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    annotators = parsed.annotators()
+    if table.empty:
+        who = ", ".join(annotators) if annotators else "none"
+        print(f"no agreement to compute: Cohen's kappa needs two annotators on the same tasks; "
+              f"{source} has {len(annotators)} annotator(s) ({who})"
+              + ("" if len(annotators) < 2 else " with no task annotated by two of them"))
+    else:
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if args.out:
         with atomic_path(args.out) as tmp:
             table.to_csv(tmp, index=False)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from stereoset_eval.curation.loaders.download import fetch, manifest
+from stereoset_eval.curation.loaders.download import bundled_path, entry, fetch, manifest
 from stereoset_eval.foundation.errors import StereosetEvalError
 
 
@@ -19,19 +18,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Each file in turn; one that fails (e.g. the BMNE release without hub access) does not stop the others."""
-    failed = []
-    for name in args.names or sorted(manifest()):
+    """Check (or fetch) every named file; report each missing or invalid one, then fail if any was."""
+    names = args.names or sorted(manifest())
+    for name in names:
+        entry(name)  # unknown names fail before anything is read
+    problems = []
+    for name in names:
         try:
             path = fetch(name, data_directory=args.data_dir, download=not args.no_download)
         except StereosetEvalError as exc:
-            if args.names and len(args.names) == 1:
-                raise
-            print(f"error: {exc}", file=sys.stderr)
-            failed.append(name)
+            problems.append(name)
+            print(f"missing  {name:24s} {exc}")
             continue
-        print(f"ok  {name:24s} {path}")
-    if failed:
-        print(f"error: {len(failed)} file(s) not available: {', '.join(failed)}", file=sys.stderr)
-        return 2
+        where = " (bundled in the package)" if path == bundled_path(name) else ""
+        print(f"ok       {name:24s} {path}{where}")
+    if problems:
+        raise StereosetEvalError(f"{len(problems)} of {len(names)} data files missing or invalid: "
+                                 f"{', '.join(problems)}")
     return 0

@@ -22,12 +22,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def describe(entry: object) -> str:
+    """First line of an entry's description: the text itself, its ``description``, or its own docstring."""
+    if isinstance(entry, str):
+        text = entry
+    else:
+        text = getattr(entry, "description", None)
+        if not isinstance(text, str) or not text:
+            own = getattr(entry, "__doc__", None)  # a function's or class's own docstring, never str's/dict's
+            text = own if isinstance(own, str) and own != type(entry).__doc__ or callable(entry) else ""
+    lines = str(text or "").strip().splitlines()
+    return lines[0] if lines else ""
+
+
 def _print(title: str, entries: dict[str, object]) -> None:
     print(f"{title}:")
     for name in sorted(entries):
-        desc = entries[name]
-        desc = getattr(desc, "description", None) or getattr(desc, "__doc__", None) or desc
-        first = str(desc).strip().splitlines()[0] if desc else ""
+        first = describe(entries[name])
         print(f"  {name:24s} {first}")
     print()
 
@@ -36,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     _print("benchmarks", descriptions())
     _print("sources", dict(SOURCES))
     _print("formats", dict(FORMATS))
-    _print("data files (manifest)", {k: v["description"] for k, v in manifest().items()})
+    _print("data files (manifest)", {k: v["description"] + (" [bundled]" if v.get("bundled") else "")
+                                      for k, v in manifest().items()})
     for title, module, attr in REGISTRIES:
         try:
             registry = getattr(importlib.import_module(module), attr)

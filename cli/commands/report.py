@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Mapping
 
 from stereoset_eval.analysis.benchmarks import EvaluationOptions, get_benchmark
 from stereoset_eval.analysis.bootstrap import BootstrapConfig
-from stereoset_eval.cli.commands._common import add_data_args, resolve_data
+from stereoset_eval.cli.commands._common import add_data_args, limit_items, resolve_data
 from stereoset_eval.analysis.pair_metrics import MISSING_GROUP_RULES, TIE_RULES
 from stereoset_eval.foundation.score_file import ScoreFile, check_coverage, read_scores
 from stereoset_eval.foundation.provenance import build_provenance
@@ -23,6 +24,8 @@ from stereoset_eval.analysis.report_build import ModelResults, build_report
 from stereoset_eval.analysis.report_flags import flags_section
 from stereoset_eval.analysis.report_sections import distribution_section
 from stereoset_eval.analysis.report_writer import write_report
+from stereoset_eval.analysis.results_table import mark_limited, report_limit
+from stereoset_eval.cli.commands._results import show_results
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.foundation.outputs import check_replaceable, output_folder, output_path
 from stereoset_eval.foundation.items import STEREOSET_TASKS, Item
@@ -64,6 +67,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def default_args(benchmark: str) -> argparse.Namespace:
+    """This command's defaults for ``benchmark`` (what `score` and `evaluate` report with)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    register(parser.add_subparsers())
+    return parser.parse_args(["report", "--benchmark", benchmark, "--scores", "-", "--out", "-"])
+
+
 def evaluation_options(args: argparse.Namespace) -> EvaluationOptions:
     """The options of the benchmark's metrics from the command line."""
     return EvaluationOptions(
@@ -89,6 +99,22 @@ def bootstrap_config(args: argparse.Namespace) -> BootstrapConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    report, paths, limit = make_report(args)
+    for kind, path in paths.items():
+        print(f"wrote {kind:8s} {path}")
+    print(f"wrote {'results':8s} {show_results(report, args.out, title=f'Results — {report_model(report)}', limit=limit)}")
+    return 0
+
+
+def report_model(report) -> str:
+    """The model a one-model report is about (from its provenance)."""
+    model = report.provenance.get("model")
+    model = model.get("id") if isinstance(model, Mapping) else model
+    return str(model or report.title)
+
+
+def make_report(args: argparse.Namespace):
+    """Compute and write the report the arguments ask for: (Report, written paths, the run's --limit)."""
     config = bootstrap_config(args)  # bad options fail before any file is read
     check_replaceable(args.out, command="report")
     bench = get_benchmark(args.benchmark)
@@ -100,6 +126,9 @@ def run(args: argparse.Namespace) -> int:
             raise StereosetEvalError(f"{data_path}: no {args.task} items (the file has {n_all} items of other tasks); "
                                      "nothing to report")
     score_file = read_scores(args.scores)
+    command = (score_file.recorded or {}).get("command")
+    if isinstance(command, Mapping) and command.get("limit"):  # `score --limit N`: the same first N items
+        items = limit_items(items, int(command["limit"]))
     check_coverage(score_file, items, gold=str(data_path))
     sp = score_file.provenance  # typed; None when the file does not say what produced it
     model = args.model or (sp.model if sp else None) or args.scores.stem
@@ -129,10 +158,9 @@ def run(args: argparse.Namespace) -> int:
         n_per_slice=results.n_per_slice(),
         scores_provenance=score_file.recorded,
     )
-    report = build_report(results, provenance, title=args.title, extra=extra)
+    limit = report_limit({"provenance": provenance})
+    report = mark_limited(build_report(results, provenance, title=args.title, extra=extra), limit)
     with output_folder(args.out, command="report") as tmp:
         written = write_report(report, tmp)
     paths = {kind: args.out / path.relative_to(tmp) for kind, path in written.items()}
-    for kind, path in paths.items():
-        print(f"wrote {kind:8s} {path}")
-    return 0
+    return report, paths, limit

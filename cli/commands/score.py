@@ -50,6 +50,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache-dir", type=Path, default=None, help="result cache folder (default $STEREOSET_EVAL_CACHE)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--limit", type=int, metavar="N",
+                   help="score only the first N items (StereoSet: per task) — a quick look, not a result")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace --output even if it holds a different scoring run (default: refuse)")
     p.set_defaults(func=run)
 
 
@@ -103,12 +107,31 @@ def _plan(args: argparse.Namespace, items: list) -> tuple[list[tuple[str, str, l
 
 
 def run(args: argparse.Namespace) -> int:
+    items, results, provenance, paths = score_run(args)
+    for path in paths:
+        print(path)
+    _show_table(args, items, results, provenance)
+    return 0
+
+
+def score_run(args: argparse.Namespace) -> tuple[list, dict, dict, list[Path]]:
+    """Score as the arguments say and write the outputs: (items scored, {part: ScoreSet}, provenance, paths)."""
     from stereoset_eval.scoring.api import score_items
     from stereoset_eval.scoring.export import stereoset_predictions, write_outputs
 
+    from stereoset_eval.scoring.hub import check_models
+
+    from stereoset_eval.cli.commands._common import limit_items
+    from stereoset_eval.cli.commands._runs import guard_scores
+
+    if args.limit is not None and args.limit < 1:
+        raise StereosetEvalError(f"--limit {args.limit}: give a positive number of items")
     check_replaceable(args.output, command="score")  # refuse before any scoring
     settings = run_settings_from_args(args)
-    items = load_from_args(args)
+    command = _command(args, settings)
+    guard_scores(args.output, command, overwrite=args.overwrite)
+    check_models([(args.model, args.revision)], say=lambda msg: print(msg, file=sys.stderr))
+    items = limit_items(load_from_args(args), args.limit)
     plan, notes = _plan(args, items)
     options = parse_options(args.option, [m for _, m, _ in plan])
     results = {}
@@ -123,8 +146,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     files = sorted({(it.provenance.source_file, it.provenance.sha256) for it in items})
     provenance = {
-        "command": {"model": args.model, "benchmark": args.benchmark, "options": args.option,
-                    **settings.to_dict(), "revision": args.revision, "no_cache": args.no_cache},
+        "command": command,
         "benchmark": args.benchmark,
         "data": [{"file": f, "sha256": h} for f, h in files],
         "notes": notes,
@@ -140,6 +162,43 @@ def run(args: argparse.Namespace) -> int:
     for part, ss in results.items():
         print(f"{part}: {len(ss)} sentences with {ss.method} (cache hits {ss.cache_stats['hits']}, "
               f"computed {ss.cache_stats['computed']})", file=sys.stderr)
-    for path in paths:
-        print(path)
-    return 0
+    return [it for _, _, part in plan for it in part], results, provenance, paths
+
+
+def _command(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
+    """The options of this run that the provenance records (and the run folder guard compares)."""
+    return {"model": args.model, "benchmark": args.benchmark, "data": str(args.data) if args.data else None,
+            "method": args.method, "inter_method": args.inter_method, "skip_intra": args.skip_intra,
+            "skip_inter": args.skip_inter, "options": args.option, **settings.to_dict(), "revision": args.revision,
+            "no_cache": args.no_cache, "limit": args.limit}
+
+
+def _show_table(args: argparse.Namespace, items: list, results: dict, provenance: dict) -> None:
+    """Metrics of what was scored (the defaults of `stereoset-eval report`), as a terminal table.
+
+    The scores are written first; when the report's defaults do not apply to these items (say,
+    pairs without a dimension tag), one note says so and ``stereoset-eval report`` takes options.
+    """
+    from types import SimpleNamespace
+
+    from stereoset_eval.analysis.report_build import build_report
+    from stereoset_eval.analysis.results_table import mark_limited
+    from stereoset_eval.cli.commands._results import show_results
+    from stereoset_eval.cli.commands.report import compute_results, default_args
+    from stereoset_eval.foundation.provenance import build_provenance
+
+    scores = {sid: v for ss in results.values() for sid, v in ss.scores.items()}
+    opts = default_args(args.benchmark)
+    try:
+        res = compute_results(items, SimpleNamespace(scores=scores), args.benchmark, opts, args.model)
+    except StereosetEvalError as exc:
+        print(f"note: no results table ({exc}); run `stereoset-eval report` with the options you need",
+              file=sys.stderr)
+        return
+    prov = build_provenance(model=args.model, method=", ".join(ss.method for ss in results.values()),
+                            options={"limit": args.limit, "report_defaults": "stereoset-eval report"},
+                            scores_provenance=provenance)
+    report = mark_limited(build_report(res, prov), args.limit)
+    path = show_results(report, args.output, title=f"Results — {args.model} on {args.benchmark} "
+                        f"(stereoset-eval report defaults)", limit=args.limit)
+    print(path)

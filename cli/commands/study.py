@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from stereoset_eval.cli.arg_types import bounded_int
+from stereoset_eval.cli.commands._runs import guard_study, limited_folder
+
 from stereoset_eval.cli.run_settings import add_run_settings_args, run_settings_from_args
 from stereoset_eval.foundation.outputs import output_path
 from stereoset_eval.study.config import ModelSpec, StudyConfig, load_config, replace_config
@@ -34,7 +36,8 @@ def add_study_args(p: argparse.ArgumentParser) -> None:
                    help="benchmark data folder (default: $STEREOSET_EVAL_DATA or ~/.cache/stereoset-eval/data)")
     p.add_argument("--no-download", action="store_true", help="use only files already in the data folder")
     p.add_argument("--limit", type=bounded_int(1, MAX_LIMIT), metavar="N",
-                   help="score only the first N items of each benchmark (a quick look, not a result)")
+                   help="score only the first N items of each benchmark (a quick look, not a result; default "
+                        "output: the config's folder + '-limit-N', and every table title says LIMITED RUN)")
     p.add_argument("--cache-dir", type=Path,
                    help="score cache folder (default: $STEREOSET_EVAL_CACHE or ~/.cache/stereoset-eval/scores)")
     p.add_argument("--no-cache", action="store_true", help="compute every score; read and store nothing")
@@ -45,7 +48,10 @@ def add_study_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ray-address", metavar="ADDRESS",
                    help="connect to this Ray cluster (auto, ray://host:10001 …) instead of starting a local one")
     p.add_argument("--ray-num-cpus", type=int, metavar="N", help="CPUs of the local Ray instance (default: all)")
-    p.add_argument("--quiet", action="store_true", help="print only the written files and the headline table")
+    p.add_argument("--quiet", action="store_true", help="print only the written files and the results tables")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar per job")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the output folder even if it holds a different run (default: refuse)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -73,6 +79,8 @@ def apply_overrides(config: StudyConfig, args: argparse.Namespace) -> StudyConfi
         changes["models"] = tuple(parse_model(m) for m in args.models)
     if args.output is not None:
         changes["output"] = str(args.output)
+    elif args.limit:
+        changes["output"] = limited_folder(config.output, args.limit)  # never over a full run
     if args.data_dir is not None:
         changes["data_dir"] = str(args.data_dir)
     if args.no_download:
@@ -95,10 +103,16 @@ def apply_overrides(config: StudyConfig, args: argparse.Namespace) -> StudyConfi
 def execute(config: StudyConfig, args: argparse.Namespace) -> int:
     """Run the study with the executor the arguments choose; print progress, files and Table 4."""
     from stereoset_eval.analysis.report_markdown import markdown_table
+    from stereoset_eval.cli.commands._results import show_results
     from stereoset_eval.study.run import run_study
 
-    executor = make_executor(args.executor, address=args.ray_address, num_cpus=args.ray_num_cpus)
+    from stereoset_eval.scoring.hub import check_models
+
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    check_models([(m.id, m.revision) for m in config.models], say=lambda msg: print(msg, file=sys.stderr))
+    guard_study(Path(config.output).expanduser(), config.to_dict(), overwrite=args.overwrite)
+    executor = make_executor(args.executor, address=args.ray_address, num_cpus=args.ray_num_cpus,
+                             progress=not (args.no_progress or args.quiet))
     if log is not None and hasattr(executor, "on_progress"):  # Ray: done / running (node) / queued, ETA
         executor.on_progress = lambda progress: log(progress.line())
     run = run_study(config, executor=executor, log=log)
@@ -106,11 +120,17 @@ def execute(config: StudyConfig, args: argparse.Namespace) -> int:
     print(f"scores: {stats['hits']} sentences from the cache, {stats['computed']} computed")
     for kind, path in run.paths.items():
         print(f"wrote {kind:12s} {path}")
-    table4 = next(s for s in run.report.sections if s.key == "table4")
-    print()
-    print(markdown_table(table4.tables[0]))
-    for note in table4.notes:
-        print(f"_{note}_")
+    results = show_results(run.report, Path(run.paths["json"]).parent, title=f"Results — {config.title}",
+                           limit=config.limit)
+    print(f"wrote {'results':12s} {results}")
+    if len(config.models) >= 3:  # Spearman across models is undefined below three
+        table4 = next(s for s in run.report.sections if s.key == "table4")
+        print()
+        print(markdown_table(table4.tables[0]))
+        for note in table4.notes:
+            print(f"_{note}_")
+    else:
+        print("(cross-benchmark Spearman ρ needs at least 3 models: not shown)")
     print(f"\nfull report: {run.paths['html']}")
     return 0
 

@@ -11,6 +11,10 @@ release, ``teias-ai/BMNE``): a named ``filename`` through ``huggingface_hub.hf_h
 ``datasets.load_dataset`` written to CSV — that file's sha256 is recorded at first download in
 ``<file>.provenance.json`` beside it and enforced from then on. Without hub access (and
 without the file in the hub cache) the error names the entry and where to put a local copy.
+
+Entries with a ``bundled`` path ship inside the package (``stereoset_eval/data/bundled/``:
+CrowS-Pairs original and revised, StereoSet dev's English columns with ids); a file the data
+directory lacks is taken from there, so those never need a download.
 """
 
 from __future__ import annotations
@@ -100,11 +104,29 @@ def atomic_download(url: str, dest: Path, *, timeout: float = 60.0) -> None:
         raise
 
 
+def bundled_path(name: str) -> Path | None:
+    """The package's own copy of manifest file ``name`` (None when it ships none)."""
+    rel = entry(name).get("bundled")
+    if not rel:
+        return None
+    path = Path(str(resources.files("stereoset_eval.data").joinpath(rel)))
+    return path if path.is_file() else None
+
+
 def fetch(name: str, *, data_directory: str | os.PathLike[str] | None = None, download: bool = True) -> Path:
-    """Path of the verified manifest file ``name``; downloads it when missing and allowed."""
+    """Path of the verified manifest file ``name``.
+
+    The data directory's copy first, else the package's bundled copy, else a download (when
+    allowed and the entry has a URL).
+    """
     spec = entry(name)
     dest = data_dir(data_directory) / spec["path"]
+    if not dest.exists() and (bundled := bundled_path(name)) is not None:
+        verify(bundled, spec)
+        return bundled
     if not dest.exists():
+        if not spec.get("url"):
+            raise StereosetEvalError(f"{name}: {dest} not found, and the entry has no download URL")
         if not download:
             raise StereosetEvalError(f"{name}: {dest} not found and downloading is disabled")
         if "hf" in spec:

@@ -1,0 +1,22 @@
+"""Show a report's headline results on the terminal and write ``results.json`` beside it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from stereoset_eval.analysis.report_json import report_to_json
+from stereoset_eval.analysis.results_table import format_table, result_rows, results_json
+from stereoset_eval.foundation.atomic import atomic_write_text
+
+
+def show_results(report: Any, folder: Path, *, title: str, limit: int | None = None) -> Path:
+    """Print the lm-eval-style table of ``report`` (a Report) and write ``folder/results.json``."""
+    data = json.loads(report_to_json(report))  # the report's own data model, as report.json holds it
+    rows = result_rows(data, limit=limit)
+    path = atomic_write_text(Path(folder) / "results.json", results_json(rows))
+    print()
+    print(format_table(rows, title=title))
+    print()
+    return path

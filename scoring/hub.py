@@ -110,8 +110,12 @@ def check_models(models: Iterable[tuple[str, str | None]], *, say: Callable[[str
     Local folders are checked on disk; hub ids need a reachable hub (one probe) or the local
     cache, and an unreachable hub with every model cached switches the process offline.
     """
+    from stereoset_eval.scoring.model_info import FAKE_PREFIX
+
     hub: list[tuple[str, str | None]] = []
     for model, revision in models:
+        if model.startswith(FAKE_PREFIX):  # the deterministic fake models need neither disk nor hub
+            continue
         if looks_like_path(model):
             _check_local(model)
         else:

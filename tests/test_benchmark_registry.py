@@ -83,7 +83,7 @@ def test_unknown_benchmark_lists_the_known_ones():
 
 def test_the_built_in_benchmarks_answer_what_the_tables_held():
     st, cp, pairs = (get_benchmark(n) for n in ("stereoset", "crows-pairs", "pairs"))
-    assert st.default_files == ("stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-jsonl")
+    assert st.default_files == ("stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-en", "stereoset-dev-jsonl")
     assert cp.default_files == ("crows-pairs",)
     assert list(SOURCES) == ["stereoset", "crows-pairs", "curated", "pairs", "bmne-stereoset", "bmne-crowspairs"]
     assert {s: benchmark_for_source(s).loader_family for s in SOURCES} == {

@@ -203,5 +203,7 @@ def _resolve_data_path(spec: BenchmarkSpec, base_dir: Path) -> BenchmarkSpec:
 
 def _relative_to(path: str, base_dir: Path | None) -> str:
     """A relative ``study.output`` is relative to the config file, like ``data`` (None: as written)."""
+    if not str(path).strip():
+        return path  # empty stays empty: validation refuses it instead of writing into the config's folder
     p = Path(path).expanduser()
     return str(p if base_dir is None or p.is_absolute() else base_dir / p)

@@ -742,14 +742,15 @@ def _marked(command: str) -> Callable[[Path], None]:
 
 
 def _stale_predictions(tmp: Path):
-    """score StereoSet into a folder, then CrowS-Pairs into the same folder."""
+    """score StereoSet into a folder, then CrowS-Pairs into the same folder (a different run: --overwrite)."""
     from stereoset_eval.cli.main import main
 
     common = ["--model", str(MODELS / "tiny-bert"), "--output", str(tmp / "out"), "--cache-dir", str(tmp / "cache"),
               "--no-progress"]
     assert main(["score", "--benchmark", "stereoset", "--data", str(write(tmp, "t.csv", table(*ROWS))), *common]) == 0
     assert (tmp / "out" / "predictions.json").exists()
-    assert main(["score", "--benchmark", "crows-pairs", "--data", str(crows_file(tmp)), *common]) == 0
+    assert main(["score", "--benchmark", "crows-pairs", "--data", str(crows_file(tmp)), *common]) == 2  # refused
+    assert main(["score", "--benchmark", "crows-pairs", "--data", str(crows_file(tmp)), *common, "--overwrite"]) == 0
     return tmp / "out"
 
 

@@ -49,7 +49,7 @@ from stereoset_eval.foundation.items import Item
 
 METHOD = "percentile bootstrap"
 MAX_INDEX_BYTES = 4 * 1024**3  # one slice's resample index matrix
-MAX_RESAMPLES = 100_000  # x 10k items x 8 bytes = 8 GB: beyond this the run dies after all the scoring
+from stereoset_eval.foundation.limits import MAX_RESAMPLES  # noqa: E402  (x 10k items x 8 bytes = 8 GB)
 
 
 @dataclass(frozen=True)

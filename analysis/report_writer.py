@@ -1,23 +1,33 @@
-"""Write a report as report.json, report.md and report.html (each file atomically)."""
+"""Write a report as report.json, report.md, report.html and results.json (each file atomically).
+
+results.json (one flat row per model, benchmark and metric) is written with the report, so a
+run that swaps its output folder in whole carries it in the same set.
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from stereoset_eval.analysis.report_html import render_html
 from stereoset_eval.analysis.report_json import report_to_json
 from stereoset_eval.analysis.report_markdown import render_markdown
 from stereoset_eval.analysis.report_model import Report
+from stereoset_eval.analysis.results_table import report_limit, result_rows, results_json
 from stereoset_eval.foundation.atomic import atomic_write_text
 
-FILES: dict[str, str] = {"json": "report.json", "markdown": "report.md", "html": "report.html"}
+FILES: dict[str, str] = {"json": "report.json", "markdown": "report.md", "html": "report.html",
+                         "results": "results.json"}
 
 
 def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
     """Render ``report`` into ``out_dir``; returns the written paths by kind."""
     out = Path(out_dir)
+    text = report_to_json(report)
+    data = json.loads(text)
     return {
-        "json": atomic_write_text(out / FILES["json"], report_to_json(report)),
+        "json": atomic_write_text(out / FILES["json"], text),
         "markdown": atomic_write_text(out / FILES["markdown"], render_markdown(report)),
         "html": atomic_write_text(out / FILES["html"], render_html(report)),
+        "results": atomic_write_text(out / FILES["results"], results_json(result_rows(data, limit=report_limit(data)))),
     }

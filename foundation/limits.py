@@ -47,3 +47,6 @@ def check_field(path: str | Path | None, value: Any, *, row: int | None, field: 
         hint = " — an unbalanced quote?" if value.count("\n") else ""
         raise DataFormatError(path, f"field is {len(value):,} characters long (the limit is {limit:,}; "
                                     f"{value.count(chr(10)):,} line breaks inside){hint}", row=row, field=field)
+
+#: bootstrap resamples: beyond this, resamples x 10k items x 8 bytes exceeds 8 GB after all the scoring
+MAX_RESAMPLES = 100_000

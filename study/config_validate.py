@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from stereoset_eval.study.config_model import BENCHMARK_METHOD, MODEL_KINDS, SOURCES, UNTAGGED_RULES, StudyConfig, StudyConfigError
-from stereoset_eval.analysis.bootstrap import MAX_RESAMPLES
+from stereoset_eval.foundation.limits import MAX_RESAMPLES
 from stereoset_eval.foundation.errors import StereosetEvalError
 
 MAX_LIMIT = 10_000_000

@@ -76,6 +76,7 @@ def test_fetch_data_no_download_reports_every_missing_file(tmp_path, capsys):
     cap = capsys.readouterr()
     assert rc == 2
     missing = [line.split()[1] for line in cap.out.splitlines() if line.startswith("missing")]
-    assert missing == ["stereoset-dev", "stereoset-dev-ids-csv", "stereoset-dev-jsonl", "stereoset-test"]
+    assert missing == ["bmne-crowspairs", "bmne-stereoset", "stereoset-dev", "stereoset-dev-ids-csv",
+                       "stereoset-dev-jsonl", "stereoset-test"]
     assert cap.out.count("(bundled in the package)") == 3
-    assert cap.err.startswith("error: 4 of 7 data files missing")
+    assert cap.err.startswith("error: 6 of 9 data files missing")

@@ -152,8 +152,8 @@ def _fake_study(data_dir, tmp_path, name: str):
         "study": {"output": str(tmp_path / name), "cache_dir": str(tmp_path / "cache"), "limit": 6,
                   "batch_tokens": 1024},
         "data": {"dir": str(data_dir), "download": False},
-        "models": [{"id": "fake:masked", "name": "masked-a"}, {"id": "fake:masked", "name": "masked-b"},
-                   {"id": "fake:causal", "name": "causal"}],
+        # one model per id: the same id twice is refused (it would count twice in every correlation)
+        "models": [{"id": "fake:masked", "name": "masked-a"}, {"id": "fake:causal", "name": "causal"}],
         "benchmarks": [{"name": "StereoSet", "source": "stereoset"}, {"name": "CrowS-Pairs", "source": "crows-pairs"},
                        {"name": "BMNE-CrowS", "source": "curated", "from": "CrowS-Pairs"}],
         "methods": {"masked": ["pll"], "causal": ["causal-ll"]},

@@ -156,13 +156,21 @@ def _fixture_env(tmp_path: Path) -> dict[str, str]:
 def _fixture_study(shared_dir: Path, tmp_path: Path) -> Path:
     """The study example of docs/studies.md with fixture models and a 2-item limit, as my_study.toml."""
     lines = _blocks(STUDIES_DOC.read_text(encoding="utf-8"), "toml")[0].splitlines()
-    out = []
+    out: list[str] = []
+    used: set[str] = set()
+    skipping = False
     for i, line in enumerate(lines):
+        if skipping and not line.startswith("[["):
+            continue  # the rest of a model block whose fixture is taken
+        skipping = False
         hub_id = line.split('"')[1] if line.startswith('id = "') else None
         if hub_id in FIXTURE_MODELS:
+            if FIXTURE_MODELS[hub_id] in used:  # one model per id: a study refuses the same model twice
+                out.pop()  # its [[models]] line
+                skipping = True
+                continue
+            used.add(FIXTURE_MODELS[hub_id])
             out.append(f'id = "{shared_dir / "fixtures" / "models" / FIXTURE_MODELS[hub_id]}"')
-            if not lines[i + 1].startswith("name ="):  # keep names unique: two models share a fixture
-                out.append(f'name = "{hub_id}"')
         else:
             out.append(line)
     text = "\n".join(out).replace("# limit = 100", "limit = 2").replace("bootstrap = 1000", "bootstrap = 20")

@@ -11,11 +11,14 @@ from stereoset_eval.analysis.results_table import format_table, result_rows, res
 from stereoset_eval.foundation.atomic import atomic_write_text
 
 
-def show_results(report: Any, folder: Path, *, title: str, limit: int | None = None) -> Path:
-    """Print the lm-eval-style table of ``report`` (a Report) and write ``folder/results.json``."""
+def show_results(report: Any, folder: Path, *, title: str, limit: int | None = None, write: bool = True) -> Path:
+    """Print the lm-eval-style table of ``report`` (a Report); write ``folder/results.json`` unless the
+    report writer already did (``write=False``: report and study write it inside their output set)."""
     data = json.loads(report_to_json(report))  # the report's own data model, as report.json holds it
     rows = result_rows(data, limit=limit)
-    path = atomic_write_text(Path(folder) / "results.json", results_json(rows))
+    path = Path(folder) / "results.json"
+    if write:
+        atomic_write_text(path, results_json(rows))
     print()
     print(format_table(rows, title=title))
     print()

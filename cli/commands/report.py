@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     report, paths, limit = make_report(args)
     for kind, path in paths.items():
         print(f"wrote {kind:8s} {path}")
-    print(f"wrote {'results':8s} {show_results(report, args.out, title=f'Results — {report_model(report)}', limit=limit)}")
+    print(f"wrote {'results':8s} {show_results(report, args.out, title=f'Results — {report_model(report)}', limit=limit, write=False)}")
     return 0
 
 

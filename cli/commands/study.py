@@ -120,7 +120,7 @@ def execute(config: StudyConfig, args: argparse.Namespace) -> int:
     print(f"scores: {stats['hits']} sentences from the cache, {stats['computed']} computed")
     for kind, path in run.paths.items():
         print(f"wrote {kind:12s} {path}")
-    results = show_results(run.report, Path(run.paths["json"]).parent, title=f"Results — {config.title}",
+    results = show_results(run.report, Path(run.paths["json"]).parent, write=False, title=f"Results — {config.title}",
                            limit=config.limit)
     print(f"wrote {'results':12s} {results}")
     if len(config.models) >= 3:  # Spearman across models is undefined below three

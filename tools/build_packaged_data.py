@@ -52,7 +52,10 @@ REFERENCES = {
 COMMENT = ("Benchmark files the toolkit knows. Each is verified before use by sha256 and/or git blob id (sha1 of "
            "'blob <size>\\0' + bytes). 'path' is where the file lives under the data directory (same layout as a local "
            "data folder); 'bundled' is its copy inside the package (data/bundled/, see PROVENANCE.md there), used when "
-           "the data directory lacks the file, so no run needs a download; 'url' (null: bundled only) downloads it.")
+           "the data directory lacks the file, so no run needs a download; 'url' (null: bundled only) downloads it. "
+           "Entries with 'hf' come from the Hugging Face Hub at a pinned revision; 'sha256_recorded_at_first_download': "
+           "no published checksum, the sha256 of the written file is recorded beside it (<file>.provenance.json) at "
+           "first download and enforced afterwards.")
 
 
 def sha256(data: bytes) -> str:

@@ -16,18 +16,19 @@ from stereoset_eval.analysis.report_model import Report
 from stereoset_eval.analysis.results_table import report_limit, result_rows, results_json
 from stereoset_eval.foundation.atomic import atomic_write_text
 
-FILES: dict[str, str] = {"json": "report.json", "markdown": "report.md", "html": "report.html",
-                         "results": "results.json"}
+FILES: dict[str, str] = {"json": "report.json", "markdown": "report.md", "html": "report.html"}
+RESULTS_FILE = "results.json"
 
 
 def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
     """Render ``report`` into ``out_dir``; returns the written paths by kind."""
     out = Path(out_dir)
     text = report_to_json(report)
-    data = json.loads(text)
-    return {
+    written = {
         "json": atomic_write_text(out / FILES["json"], text),
         "markdown": atomic_write_text(out / FILES["markdown"], render_markdown(report)),
         "html": atomic_write_text(out / FILES["html"], render_html(report)),
-        "results": atomic_write_text(out / FILES["results"], results_json(result_rows(data, limit=report_limit(data)))),
     }
+    data = json.loads(text)
+    rows = result_rows(data, limit=report_limit(data))
+    return {**written, "results": atomic_write_text(out / RESULTS_FILE, results_json(rows))}

@@ -773,7 +773,7 @@ def replaced_as_a_set(out: Path) -> None:
     doc = json.loads((out / "report.json").read_text())
     assert doc["title"] == "second" and "second" in (out / "report.md").read_text()
     marker = json.loads((out / ".stereoset-eval-output.json").read_text())
-    assert marker["command"] == "report" and set(marker["files"]) == {"report.json", "report.md", "report.html"}
+    assert marker["command"] == "report" and set(marker["files"]) == {"report.json", "report.md", "report.html", "results.json"}
     assert not [p for p in out.parent.iterdir() if p.name.endswith(".tmp")], "temporary folder left behind"
 
 

@@ -85,11 +85,16 @@ def inconsistent_gender(item: Item, ctx) -> Flag | None:
     return ctx.rule.flag(item, msg, {"roles": sorted(hits), "findings": hits})
 
 
+def _shorter_than(item: Item, words: int) -> dict[str, int]:
+    """Role -> word count of each sentence of ``item`` with fewer than ``words`` whitespace-separated words."""
+    counts = {s.role: len(whitespace_words(s.text)) for s in item.sentences}
+    return {r: n for r, n in counts.items() if n < words}
+
+
 @rule("too_short", severity="info",
       description="A sentence has fewer than RuleConfig.min_words whitespace-separated words.")
 def too_short(item: Item, ctx) -> Flag | None:
-    counts = {s.role: len(whitespace_words(s.text)) for s in item.sentences}
-    short = {r: n for r, n in counts.items() if n < ctx.config.min_words}
+    short = _shorter_than(item, ctx.config.min_words)
     if not short:
         return None
     return ctx.rule.flag(
@@ -102,8 +107,7 @@ def too_short(item: Item, ctx) -> Flag | None:
       description="A sentence has fewer than RuleConfig.remove_below_words words: a bare template too brief "
                   "to carry a stereotype ('The schoolboy is athletic/religious'); the pair is removed.")
 def short_template(item: Item, ctx) -> Flag | None:
-    counts = {s.role: len(whitespace_words(s.text)) for s in item.sentences}
-    short = {r: n for r, n in counts.items() if n < ctx.config.remove_below_words}
+    short = _shorter_than(item, ctx.config.remove_below_words)
     if not short:
         return None
     return ctx.rule.flag(

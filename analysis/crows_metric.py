@@ -17,7 +17,7 @@ rows; neutral count and 100·neutral/N; the metric per bias type (neutrals count
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, cast, Mapping, Sequence
 
 import numpy as np
 
@@ -53,7 +53,7 @@ def pair_outcomes(items: Iterable[Item], scores: Mapping[str, float], *, ndigits
     for item, (more, less) in zip(items, score_table(items, scores, PAIR_ROLES)):
         if ndigits is not None:
             more, less = round(more, ndigits), round(less, ndigits)
-        out.append(PairOutcome(item.id, item.bias_type, item.direction, more == less, more > less))
+        out.append(PairOutcome(item.id, item.bias_type, cast(str, item.direction), more == less, more > less))  # checked above
     return out
 
 

@@ -70,8 +70,8 @@ class ModelResults:
         n.update({f"{b}/pair_ss": r.n for b, r in self.pair_ss.items()})
         for b, bal in self.balanced.items():
             n.update({f"{b}/{bal.group_by}/{g}": s.n for g, s in bal.groups.items()})
-        for ev in self.evaluations:
-            n.update(ev.n_per_slice())
+        for evaluation in self.evaluations:
+            n.update(evaluation.n_per_slice())
         return n
 
 

@@ -85,8 +85,8 @@ def _who(section: Mapping[str, Any], report: Mapping[str, Any]) -> tuple[str, st
     if " · " in label:
         model, method = label.rsplit(" · ", 1)
         return model, method
-    method = (report.get("provenance") or {}).get("method")
-    return label, str(method) if method else None
+    prov_method = (report.get("provenance") or {}).get("method")
+    return label, str(prov_method) if prov_method else None
 
 
 def _bench_name(section: Mapping[str, Any], default: str) -> str:

@@ -24,7 +24,8 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from stereoset_eval.foundation.errors import UnknownNameError
+from stereoset_eval.foundation.registry import Registry
+
 
 #: column name -> 2-D array (samples × units); the full sample is one row
 Outcomes = Mapping[str, np.ndarray]
@@ -55,21 +56,16 @@ class Statistic:
         return float(self.fn(as_samples(outcomes))[0])
 
 
-STATISTICS: dict[str, Statistic] = {}
+STATISTICS: Registry[Statistic] = Registry("statistic")
 
 
 def register(statistic: Statistic) -> Statistic:
     """Add ``statistic`` to :data:`STATISTICS` (a key may be registered once)."""
-    if statistic.key in STATISTICS and STATISTICS[statistic.key] is not statistic:
-        raise ValueError(f"statistic {statistic.key!r} is already registered")
-    STATISTICS[statistic.key] = statistic
-    return statistic
+    return STATISTICS.add(statistic.key, statistic)
 
 
 def get_statistic(key: str) -> Statistic:
     """The registered statistic ``key``; the error lists the known ones."""
-    if key not in STATISTICS:
-        raise UnknownNameError("statistic", key, sorted(STATISTICS))
     return STATISTICS[key]
 
 

@@ -20,7 +20,7 @@ files that must compare with official output.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, cast, Mapping, Sequence
 
 import numpy as np
 
@@ -76,9 +76,9 @@ def example_outcomes(items: Iterable[Item], scores: Mapping[str, float]) -> list
     return [
         ExampleOutcome(
             item_id=item.id,
-            task=item.task,
+            task=cast(str, item.task),  # checked above
             bias_type=item.bias_type,
-            target=item.target,
+            target=cast(str, item.target),
             n_sentences=len(item.sentences),
             stereotype_wins=stereo > anti,
             related=int(stereo > unrelated) + int(anti > unrelated),

@@ -214,7 +214,9 @@ def swap_item(item: Item, *, suffix: str = "~swap") -> Item:
     and uncertain decisions become ``info`` flags.
     """
     new_id = item.id + suffix
-    sentences, edits, flags = [], [], []
+    sentences: list[Sentence] = []
+    edits: list[Edit] = []
+    flags: list[Flag] = []
     for s in item.sentences:
         r = swap_gender(s.text, role=s.role)
         sentences.append(Sentence(id=f"{new_id}:{s.role}", text=r.text, role=s.role))

@@ -96,7 +96,7 @@ def _side_markers(analysis: PairAnalysis, side: str) -> list[str]:
     return out
 
 
-def _instance(pair: Item, suffix: str, more: tuple[str, str], less: tuple[str, str], direction: str,
+def _instance(pair: Item, suffix: str, more: tuple[str, str], less: tuple[str, str], direction: str | None,
               edits: tuple, extra_flags: list) -> Item:
     """Build an instance; ``more``/``less`` are (text, pair role it was made from)."""
     new_id = f"{pair.id}{INSTANCE_SEPARATOR}{suffix}"

@@ -125,6 +125,8 @@ def _complete(d: Decision) -> Item:
     """An as-is pair with its incomplete swap completed (:mod:`stereoset_eval.curation.swap_completion`)."""
     from stereoset_eval.curation.swap_completion import complete_swap
 
+    if d.instance is None:
+        raise ValueError(f"decision {d.item_id}: a kept decision without its instance")
     return complete_swap(d.instance) if INSTANCE_SEPARATOR not in d.item_id else d.instance
 
 

@@ -109,10 +109,10 @@ def associate(words: Sequence[str], consensus: Consensus | None, *, exclude: str
     direct = {"female": 0.0, "male": 0.0}  # lexicon + stereotype uses: anti-stereotype uses alone never decide
     ev: list[dict[str, Any]] = []
     for w in words:
-        for source, gender, entry in lexicon_hits(w):
-            pts[gender] += config.lexicon_weight
-            direct[gender] += config.lexicon_weight
-            ev.append({"word": w, "source": source, "gender": gender, "entry": entry})
+        for source, hit_gender, entry in lexicon_hits(w):
+            pts[hit_gender] += config.lexicon_weight
+            direct[hit_gender] += config.lexicon_weight
+            ev.append({"word": w, "source": source, "gender": hit_gender, "entry": entry})
         if consensus is not None:
             st = consensus.votes(w, exclude=exclude)
             an = consensus.anti_votes(w, exclude=exclude)
@@ -125,7 +125,7 @@ def associate(words: Sequence[str], consensus: Consensus | None, *, exclude: str
                     ev.append({"word": w, "source": "dataset_consensus", "gender": g,
                                "stereotype_uses": st[g], "anti_stereotype_uses_of_other": an[OTHER[g]]})
     f, m = pts["female"], pts["male"]
-    gender = None
+    gender: str | None = None
     if f >= config.min_score and f >= config.ratio * m and direct["female"] >= config.min_direct:
         gender = "female"
     elif m >= config.min_score and m >= config.ratio * f and direct["male"] >= config.min_direct:

@@ -152,7 +152,7 @@ def output_folder(dest: str | Path, *, command: str) -> Iterator[Path]:
             if exc.errno is None:
                 raise
             problem = problem_of(exc)
-            error = OutputFolderError(dest, f"writing the new set failed: {problem}; the folder was left as it was")
+            error: OutputFolderError | None = OutputFolderError(dest, f"writing the new set failed: {problem}; the folder was left as it was")
         else:
             error = None
         if error is not None:

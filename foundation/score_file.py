@@ -204,7 +204,7 @@ def legacy_provenance(block: Mapping[str, Any]) -> ScoreProvenance:
     a ``score`` command record (``runs``), one run's record (``model.id``, ``method.name``), or plain
     ``model`` / ``method`` strings."""
     if isinstance(block.get("runs"), Mapping) and block["runs"]:
-        command = block.get("command") if isinstance(block.get("command"), Mapping) else {}
+        command: Mapping[str, Any] = block["command"] if isinstance(block.get("command"), Mapping) else {}
         runs = {p: r for p, r in block["runs"].items() if isinstance(r, Mapping)}
         models = {str(_name(r.get("model"), "id")) for r in runs.values()} - {"None"}
         return ScoreProvenance(

@@ -207,7 +207,7 @@ def _probe_split(model: Any, tokenizer: Any, kind: str) -> tuple[Any, Any]:
     if base is model or head is None:
         return None, None
     ids = torch.tensor([tokenizer.encode("The quick brown fox jumps over the lazy dog.")], device=model.device)
-    kwargs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+    kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
     if kind == "causal":
         kwargs["use_cache"] = False
     try:

@@ -55,8 +55,8 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             for i in todo:
                 outputs = [[values[r.key][g] for g in r.gather] for r in prepared[i].requests]
                 # through JSON, so a computed result equals the same result read from the cache
-                results[i] = SentenceResult.through_json(method.reduce(units[i], prepared[i], outputs, options))
-                fresh[keys[i]] = results[i]
+                result = SentenceResult.through_json(method.reduce(units[i], prepared[i], outputs, options))
+                results[i] = fresh[keys[i]] = result
             if commit is not None:
                 commit(fresh)
             if bar is not None:

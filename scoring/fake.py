@@ -117,7 +117,7 @@ def load_fake_backend(model: str, *, kind: str, dtype: str | None = None) -> Bac
     device = torch.device("cpu")
     tokenizer = _tokenizer(family)
     tokenizer_sha = hashlib.sha256(tokenizer.backend_tokenizer.to_str().encode("utf-8")).hexdigest()
-    info = {
+    info: dict[str, Any] = {
         "model_id": model, "model_id_resolved": model, "revision": None,
         "weights_sha256": hashlib.sha256(FAKE_VERSION.encode("utf-8")).hexdigest(), "weight_files": None,
         "weights_hash_of": "the fake model's rule (stereoset_eval.scoring.fake.FAKE_VERSION)",

@@ -30,7 +30,7 @@ class CausalLMJudge:
         self.model_id = model
         self.min_margin = float(min_margin)
         self.tokenizer = AutoTokenizer.from_pretrained(model)
-        self.model = AutoModelForCausalLM.from_pretrained(model).to(device).eval()
+        self.model = AutoModelForCausalLM.from_pretrained(model).to(device).eval()  # type: ignore[arg-type]  # transformers types .to oddly
         self.device = device
         self._torch = torch
         self.name = f"causal-lm:{model} (min_margin={self.min_margin})"
@@ -60,7 +60,7 @@ class CausalLMJudge:
                     "logprob": {g: round(v, 6) for g, v in scores.items()}, "margin": round(margin, 6)}
         if margin < self.min_margin:
             return None
-        assoc = max(scores, key=scores.get)
+        assoc = max(scores, key=lambda g: scores[g])
         conf = round(1.0 - math.exp(-margin), 3)
         if assoc == claimed:
             return Verdict("keep", "stereotype_validity", conf, f"{self.name}: {attribute!r} -> {assoc}", evidence)

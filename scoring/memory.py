@@ -95,6 +95,8 @@ def tune_allocator(policy: str | None = None) -> str:
     libc = _libc()
     if libc is None and policy != "environment":
         policy = "unavailable"
+    elif libc is None:  # policy "environment": nothing to apply
+        pass
     elif policy == "fast":
         ok = libc.mallopt(_M_MMAP_THRESHOLD, FAST_THRESHOLD) == 1
         ok = ok and libc.mallopt(_M_TRIM_THRESHOLD, FAST_THRESHOLD) == 1

@@ -45,7 +45,8 @@ class Scorer:
         tok = backend.tokenizer
         pad = tok.special_id("pad")
         if pad is None:  # GPT-2 has no pad token; padded positions are masked out anyway
-            pad = tok.special_id("eos") if tok.special_id("eos") is not None else 0
+            eos = tok.special_id("eos")
+            pad = eos if eos is not None else 0
         self.pad_id = int(pad)
 
     def _inputs(self, rows: Sequence[BatchRow]) -> dict[str, Any]:

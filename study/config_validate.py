@@ -6,7 +6,7 @@ or any model is loaded.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable
 
 from stereoset_eval.study.config_model import BENCHMARK_METHOD, MODEL_KINDS, SOURCES, UNTAGGED_RULES, StudyConfig, StudyConfigError
 from stereoset_eval.foundation.limits import MAX_RESAMPLES
@@ -48,19 +48,19 @@ def validate(c: StudyConfig) -> None:
     method_lists = [("methods", c.methods)] + [
         (f"benchmarks[{i}].methods", b.methods) for i, b in enumerate(c.benchmarks) if b.methods is not None
     ]
-    for label, table in method_lists:
-        for kind, ms in table.items():
-            for m in ms:
-                if m not in METHODS:
-                    raise StudyConfigError(where, f"{label}.{kind}", _unknown(m, METHODS))
-                if METHODS[m].model_kind != kind:
-                    raise StudyConfigError(where, f"{label}.{kind}", f"method {m!r} needs a {METHODS[m].model_kind} "
-                                           f"model, not a {kind} one")
-    for pname, table in c.protocols.items():
-        for kind, m in table.items():
-            if m != BENCHMARK_METHOD and m not in METHODS:
+    for label, kind_methods in method_lists:
+        for kind, ms in kind_methods.items():
+            for method in ms:
+                if method not in METHODS:
+                    raise StudyConfigError(where, f"{label}.{kind}", _unknown(method, METHODS))
+                if METHODS[method].model_kind != kind:
+                    raise StudyConfigError(where, f"{label}.{kind}", f"method {method!r} needs a "
+                                           f"{METHODS[method].model_kind} model, not a {kind} one")
+    for pname, protocol in c.protocols.items():
+        for kind, method in protocol.items():
+            if method != BENCHMARK_METHOD and method not in METHODS:
                 raise StudyConfigError(where, f"protocols.{pname}.{kind}",
-                                       _unknown(m, list(METHODS) + [BENCHMARK_METHOD]))
+                                       _unknown(method, list(METHODS) + [BENCHMARK_METHOD]))
     for mname, opts in c.method_options.items():
         if mname not in METHODS:
             raise StudyConfigError(where, f"options.{mname}", _unknown(mname, METHODS))
@@ -88,12 +88,12 @@ def validate(c: StudyConfig) -> None:
                 raise StudyConfigError(where, f"analysis.compare[{j}]", _unknown(bench, names, "benchmark"))
         if x == y:
             raise StudyConfigError(where, f"analysis.compare[{j}]", f"compares {x!r} with itself")
-    for problem in c.run.problems():  # the scoring settings' own checks, named as [study] fields
-        text = problem.text
-        if problem.choices:
-            *head, last = [repr(x) for x in problem.choices]
-            text = f"must be {', '.join(head)} or {last}, got {problem.value!r}"
-        raise StudyConfigError(where, f"study.{problem.field}", text)
+    for setting in c.run.problems():  # the scoring settings' own checks, named as [study] fields
+        text = setting.text
+        if setting.choices:
+            *head, last = [repr(x) for x in setting.choices]
+            text = f"must be {', '.join(head)} or {last}, got {setting.value!r}"
+        raise StudyConfigError(where, f"study.{setting.field}", text)
     if not str(c.output).strip():
         raise StudyConfigError(where, "study.output", "is empty (it would write into the working directory); "
                                                       "give a folder such as \"runs/study\"")
@@ -106,7 +106,7 @@ def validate(c: StudyConfig) -> None:
         raise StudyConfigError(where, "study.limit", f"must be a positive number of items, got {c.limit}")
 
 
-def _unknown(name: str, known: Sequence[str], kind: str = "method") -> str:
+def _unknown(name: str, known: Iterable[str], kind: str = "method") -> str:
     import difflib
 
     close = difflib.get_close_matches(name, list(known), n=1)

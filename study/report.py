@@ -48,7 +48,9 @@ def _rho(cell: Cell | None, notes: list[str], label: str) -> tuple[str, str]:
 
 
 def table4_section(analysis: StudyAnalysis) -> Section:
-    rows, notes, data = [], [], {}
+    rows: list[tuple[str, ...]] = []
+    notes: list[str] = []
+    data: dict[str, Any] = {}
     for pname, pa in analysis.protocols.items():
         for x, y in pa.pairs:
             pre, post = pa.table4.get((x, y, PRE)), pa.table4.get((x, y, POST))
@@ -73,7 +75,9 @@ def table4_section(analysis: StudyAnalysis) -> Section:
 
 
 def table5_section(analysis: StudyAnalysis) -> Section:
-    rows, notes, data = [], [], {}
+    rows: list[tuple[str, ...]] = []
+    notes: list[str] = []
+    data: dict[str, Any] = {}
     for pname, pa in analysis.protocols.items():
         for (x, y, cat), cell in pa.table5.items():
             n = pa.scores[(pa.scores.category == cat) & pa.scores.benchmark.isin([x, y])]
@@ -179,7 +183,7 @@ def detail_sections(metrics: Sequence[JobMetrics]) -> list[Section]:
 
 def overview_section(config: StudyConfig, benchmarks: Mapping[str, BenchmarkData], results: Sequence[JobResult],
                      kinds: Mapping[str, str], executor: Mapping[str, Any]) -> Section:
-    first = {}
+    first: dict[str, Any] = {}
     for r in results:
         first.setdefault(r.job.model.name, r.provenance.get("model", {}))
     models = tuple((m.name, m.id, str(first.get(m.name, {}).get("revision") or m.revision or DASH), kinds[m.name],

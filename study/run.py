@@ -85,7 +85,7 @@ def _provenance(config: StudyConfig, settings: ScoreSettings, benchmarks: Mappin
     files = sorted({p for b in benchmarks.values() for p in b.files})
     models = []
     for m in config.models:
-        prov = next((r.provenance.get("model", {}) for r in results if r.job.model.name == m.name), {})
+        prov: Mapping[str, Any] = next((r.provenance.get("model", {}) for r in results if r.job.model.name == m.name), {})
         models.append({"name": m.name, "id": m.id, "revision_requested": m.revision, "kind": kinds[m.name],
                        "revision": prov.get("revision"), "weights_sha256": prov.get("weights_sha256"),
                        "weight_files": prov.get("weight_files"), "config_sha256": prov.get("config_sha256"),
@@ -122,7 +122,7 @@ def _name_final_paths(provenance: Any, tmp: Path, out: Path) -> Any:
     def final(path: str) -> str:
         return str(out / Path(path).relative_to(tmp)) if path.startswith(str(tmp)) else path
 
-    if dataclasses.is_dataclass(provenance) and hasattr(provenance, "score_files"):
+    if dataclasses.is_dataclass(provenance) and not isinstance(provenance, type) and hasattr(provenance, "score_files"):
         refs = tuple(dataclasses.replace(f, path=final(f.path)) for f in provenance.score_files)
         return dataclasses.replace(provenance, score_files=refs)
     if isinstance(provenance, dict):

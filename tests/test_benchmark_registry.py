@@ -71,7 +71,7 @@ def toy(tmp_path):
     scores.write_text("sentence_id,score\n" + "".join(
         f"p{i}:more,{-1.0 - (i % 3)}\np{i}:less,{-2.0 + (i % 2)}\n" for i in range(12)))
     yield data, scores
-    BENCHMARKS.pop("toy-preference")
+    BENCHMARKS.remove("toy-preference")
 
 
 def test_unknown_benchmark_lists_the_known_ones():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
 
 from stereoset_eval.analysis.benchmarks.base import Benchmark, Evaluation, EvaluationOptions, Source
 from stereoset_eval.analysis.benchmarks.crows_pairs import PAIR_METHODS
@@ -18,7 +18,7 @@ class CuratedPairs(Benchmark):
     title = "Harmonised pairs"
     description = "Harmonised pair files written by `stereoset-eval curate` (BMNE column schema)"
     loader_family = "pairs"
-    sources = (
+    sources: ClassVar[tuple[Source, ...]] = (
         Source("curated", "pairs curated from another benchmark of the study by the curation pipeline (dimension tags)",
                from_file=False),
         Source("pairs", "a curated pairs file written by `stereoset-eval curate` (e.g. after human review)"),
@@ -36,7 +36,11 @@ class CuratedPairs(Benchmark):
         parts = {}
         if options.pair_ss_section or balanced is None:
             parts["pair_ss"] = pair_ss_with_ci(items, scores, ties=options.ties, config=options.bootstrap)
-        headline = parts["pair_ss"] if "pair_ss" in parts else balanced.unbalanced
+        if "pair_ss" in parts:
+            headline = parts["pair_ss"]
+        else:
+            assert balanced is not None  # pair_ss is computed whenever balanced is None
+            headline = balanced.unbalanced
         return Evaluation(self, title or self.title, parts, headline=headline, balanced=balanced)
 
     def report_sections(self, evaluation: Evaluation, *, model: str) -> list["Section"]:

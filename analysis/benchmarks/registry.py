@@ -11,8 +11,9 @@ from typing import Iterator, Mapping
 
 from stereoset_eval.analysis.benchmarks.base import Benchmark, Source
 from stereoset_eval.foundation.errors import UnknownNameError
+from stereoset_eval.foundation.registry import Registry
 
-BENCHMARKS: dict[str, Benchmark] = {}
+BENCHMARKS: Registry[Benchmark] = Registry("benchmark")
 
 
 def register(benchmark: Benchmark) -> Benchmark:
@@ -21,14 +22,11 @@ def register(benchmark: Benchmark) -> Benchmark:
     clash = [s.name for s in benchmark.sources if s.name in taken]
     if clash:
         raise ValueError(f"benchmark {benchmark.name!r}: source(s) {clash} already belong to {taken[clash[0]]!r}")
-    BENCHMARKS[benchmark.name] = benchmark
-    return benchmark
+    return BENCHMARKS.add(benchmark.name, benchmark)
 
 
 def get_benchmark(name: str) -> Benchmark:
     """The registered benchmark ``name``; the error lists the known ones."""
-    if name not in BENCHMARKS:
-        raise UnknownNameError("benchmark", name, sorted(BENCHMARKS))
     return BENCHMARKS[name]
 
 

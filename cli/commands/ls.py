@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from typing import Mapping
 
 from stereoset_eval.curation.loaders.download import manifest
 from stereoset_eval.foundation.items import SOURCES
@@ -24,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def describe(entry: object) -> str:
     """First line of an entry's description: the text itself, its ``description``, or its own docstring."""
+    text: object
     if isinstance(entry, str):
         text = entry
     else:
@@ -35,7 +37,7 @@ def describe(entry: object) -> str:
     return lines[0] if lines else ""
 
 
-def _print(title: str, entries: dict[str, object]) -> None:
+def _print(title: str, entries: Mapping[str, object]) -> None:
     print(f"{title}:")
     for name in sorted(entries):
         first = describe(entries[name])

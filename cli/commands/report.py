@@ -18,7 +18,7 @@ from stereoset_eval.analysis.benchmarks import EvaluationOptions, get_benchmark
 from stereoset_eval.analysis.bootstrap import BootstrapConfig
 from stereoset_eval.cli.commands._common import add_data_args, limit_items, resolve_data
 from stereoset_eval.analysis.pair_metrics import MISSING_GROUP_RULES, TIE_RULES
-from stereoset_eval.foundation.score_file import ScoreFile, check_coverage, read_scores
+from stereoset_eval.foundation.score_file import check_coverage, read_scores
 from stereoset_eval.foundation.provenance import build_provenance
 from stereoset_eval.analysis.report_build import ModelResults, build_report
 from stereoset_eval.analysis.report_flags import flags_section
@@ -87,10 +87,10 @@ def evaluation_options(args: argparse.Namespace) -> EvaluationOptions:
 
 
 def compute_results(
-    items: list[Item], score_file: ScoreFile, benchmark: str, args: argparse.Namespace, model: str
+    items: list[Item], scores: Mapping[str, float], benchmark: str, args: argparse.Namespace, model: str
 ) -> ModelResults:
     """The benchmark's metrics with CIs, as :class:`ModelResults` (the benchmark decides which)."""
-    evaluation = get_benchmark(benchmark).evaluate(items, score_file.scores, evaluation_options(args))
+    evaluation = get_benchmark(benchmark).evaluate(items, scores, evaluation_options(args))
     return ModelResults(model=model, evaluations=(evaluation,))
 
 
@@ -134,7 +134,7 @@ def make_report(args: argparse.Namespace):
     model = args.model or (sp.model if sp else None) or args.scores.stem
     revision = args.revision or (sp.revision if sp else None)
     method = args.method or (sp.method if sp else None)
-    results = compute_results(items, score_file, args.benchmark, args, model)
+    results = compute_results(items, score_file.scores, args.benchmark, args, model)
     by = bench.distribution_by(evaluation_options(args))
     extra = (distribution_section(items, by=by, benchmark=bench.title), flags_section(items, benchmark=bench.title))
     options = {

@@ -179,8 +179,6 @@ def _show_table(args: argparse.Namespace, items: list, results: dict, provenance
     The scores are written first; when the report's defaults do not apply to these items (say,
     pairs without a dimension tag), one note says so and ``stereoset-eval report`` takes options.
     """
-    from types import SimpleNamespace
-
     from stereoset_eval.analysis.report_build import build_report
     from stereoset_eval.analysis.results_table import mark_limited
     from stereoset_eval.cli.commands._results import show_results
@@ -190,7 +188,7 @@ def _show_table(args: argparse.Namespace, items: list, results: dict, provenance
     scores = {sid: v for ss in results.values() for sid, v in ss.scores.items()}
     opts = default_args(args.benchmark)
     try:
-        res = compute_results(items, SimpleNamespace(scores=scores), args.benchmark, opts, args.model)
+        res = compute_results(items, scores, args.benchmark, opts, args.model)
     except StereosetEvalError as exc:
         print(f"note: no results table ({exc}); run `stereoset-eval report` with the options you need",
               file=sys.stderr)

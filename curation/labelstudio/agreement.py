@@ -60,8 +60,13 @@ def field_getters(pitfall_names: Sequence[str]) -> dict[str, Callable[[Annotatio
         "dimension": lambda a: a.dimension,
     }
     for name in pitfall_names:
-        getters[f"pitfall:{name}"] = lambda a, name=name: name in a.pitfalls
+        getters[f"pitfall:{name}"] = _has_pitfall(name)
     return getters
+
+
+def _has_pitfall(name: str) -> Callable[[Annotation], Hashable | None]:
+    """The getter of one pitfall checkbox: whether the annotation ticked ``name``."""
+    return lambda a: name in a.pitfalls
 
 
 def pairwise_agreement(annotations: Sequence[Annotation], *, pitfall_names: Sequence[str]) -> pd.DataFrame:

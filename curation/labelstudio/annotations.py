@@ -48,7 +48,7 @@ class Annotation:
     """
 
     item_id: str
-    task_id: int
+    task_id: int | None  # None when the exported task has no id
     annotation_id: int
     annotator: str
     time: str
@@ -165,6 +165,8 @@ def _results_by_control(result: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for r in result:
         name, value = r.get("from_name"), r.get("value") or {}
+        if not isinstance(name, str):  # a result without a control name answers no question
+            continue
         if "choices" in value:
             out[name] = list(value["choices"])
         elif "text" in value:

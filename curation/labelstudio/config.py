@@ -144,9 +144,10 @@ def read_schema(xml: str) -> ConfigSchema:
         tag = el.tag.lower()
         if tag == "header" and el.get("value") == CONFIG_MARKER:
             marker = True
-        if tag in ("choices", "textarea") and el.get("name"):
+        name = el.get("name")
+        if tag in ("choices", "textarea") and name:
             values = tuple(c.get("value", "") for c in el if c.tag.lower() == "choice")
-            controls[el.get("name")] = (tag, values)
+            controls[name] = (tag, values)
     return ConfigSchema(marker=marker, controls=controls)
 
 

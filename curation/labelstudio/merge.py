@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 import pandas as pd
 
@@ -197,7 +197,7 @@ def merge_annotations(
                                "rebuild the proposed sentence (human_review flag: old -> new)")
         elif any(winner.edited.get(s.role, s.text) != s.text for s in sentences):
             row["note"] = "text areas changed but the decision is keep: the changes were not applied"
-        human_dimension = False if dim_source == "automatic" else dimension
+        human_dimension: str | None | Literal[False] = False if dim_source == "automatic" else dimension
         kept.append(_reviewed_item(item, winner, applied, sentences, edits, human_dimension, human, known_pitfalls,
                                    severities))
         decisions.append(row)
@@ -262,7 +262,7 @@ def _disagreements(item_id: str, anns: Sequence[Annotation], winner: Annotation,
 
 
 def _reviewed_item(item: Item, winner: Annotation, applied: str, sentences: list[Sentence],
-                   edits: dict[str, dict[str, Any]], human_dimension: str | None | bool, human: Sequence[str],
+                   edits: dict[str, dict[str, Any]], human_dimension: str | None | Literal[False], human: Sequence[str],
                    known_pitfalls: set[str], severities: dict[str, str]) -> Item:
     """The item after the human decision: sentences, dimension tag, pitfall flags, review flag.
 

@@ -58,13 +58,13 @@ def load_stereoset_json(path: str | Path, *, split: str | None = None) -> list[I
                         path, f"{task} example {ex['id']}: a sentence lacks one of {_SENTENCE_KEYS}",
                         row=i, field="sentences",
                     )
-                text = functools.partial(json_text, path=path, row=i)
+                field_text = functools.partial(json_text, path=path, row=i)
                 records.append(SentenceRecord(
-                    row=i, task=task, example_id=text(ex["id"], field="id", id_ok=True),
-                    target=text(ex["target"], field="target"),
-                    bias_type=text(ex["bias_type"], field="bias_type"), context=text(ex["context"], field="context"),
-                    sentence_id=text(s["id"], field="sentences.id", id_ok=True),
-                    sentence=text(s["sentence"], field="sentence"),
+                    row=i, task=task, example_id=field_text(ex["id"], field="id", id_ok=True),
+                    target=field_text(ex["target"], field="target"),
+                    bias_type=field_text(ex["bias_type"], field="bias_type"), context=field_text(ex["context"], field="context"),
+                    sentence_id=field_text(s["id"], field="sentences.id", id_ok=True),
+                    sentence=field_text(s["sentence"], field="sentence"),
                     gold_label=normalise_gold_label(s["gold_label"], path=path, row=i),
                 ))
     return build_stereoset_items(

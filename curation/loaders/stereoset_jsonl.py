@@ -47,10 +47,12 @@ def load_stereoset_jsonl(path: str | Path, *, split: str | None = None) -> list[
         task = normalise_task(obj["type"], path=path, row=lineno)
         fields = tuple(json_text(obj[k], path=path, row=lineno, field=k)
                        for k in ("target", "bias_type", "context") + STEREOSET_ROLES)
-        key = (task,) + fields
-        occ = occurrences.get(key, 0)
-        occurrences[key] = occ + 1
-        example_id = jsonl_example_id(task, *fields, occurrence=occ)
+        occurrence_key = (task,) + fields
+        occ = occurrences.get(occurrence_key, 0)
+        occurrences[occurrence_key] = occ + 1
+        target, bias_type, context, stereotype, anti_stereotype, unrelated = fields
+        example_id = jsonl_example_id(task, target, bias_type, context, stereotype, anti_stereotype, unrelated,
+                                      occurrence=occ)
         for role in STEREOSET_ROLES:
             records.append(SentenceRecord(
                 row=lineno, task=task, example_id=example_id, target=str(obj["target"]),

@@ -191,7 +191,7 @@ def rule_summary(items: Sequence[Item], *, rules: Iterable[Rule] | None = None,
     for r in rules:
         hit = [i for i, fl in by_item.items() if r.name in fl]
         overlap = sum(1 for i in hit if len(by_item[i]) > 1)
-        per = defaultdict(int)
+        per: defaultdict[str, int] = defaultdict(int)
         for i in hit:
             per[f"flagged[{meta[i][0]}]"] += 1
             per[f"flagged[{meta[i][1]}]"] += 1

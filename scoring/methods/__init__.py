@@ -16,13 +16,12 @@ causal-ll                  causal   summed log-likelihood after the BOS token (l
 
 from __future__ import annotations
 
-from stereoset_eval.foundation.errors import UnknownNameError
+from stereoset_eval.foundation.registry import Registry
 from stereoset_eval.scoring.methods import causal_ll, crows, pll, stereoset_causal, stereoset_mlm, stereoset_nsp
 from stereoset_eval.scoring.methods.base import Method
 
-METHODS: dict[str, Method] = {
-    m.name: m
-    for m in (
+METHODS: Registry[Method] = Registry("scoring method")
+for _m in (
         stereoset_mlm.METHOD,
         stereoset_causal.INTRA_METHOD,
         stereoset_nsp.METHOD,
@@ -31,16 +30,13 @@ METHODS: dict[str, Method] = {
         pll.PLL_METHOD,
         pll.PLL_WORD_METHOD,
         causal_ll.METHOD,
-    )
-}
+):
+    METHODS.add(_m.name, _m)
 
 
 def get_method(name: str) -> Method:
     """The method called ``name``; :class:`UnknownNameError` (with a suggestion) otherwise."""
-    try:
-        return METHODS[name]
-    except KeyError:
-        raise UnknownNameError("scoring method", name, list(METHODS)) from None
+    return METHODS[name]
 
 
 __all__ = ["METHODS", "Method", "get_method"]

@@ -242,10 +242,11 @@ def balanced_ss_with_ci(
     missing_group: str = "error",
     config: BootstrapConfig,
 ) -> BalancedSS:
-    """:func:`~stereoset_eval.analysis.pair_metrics.balanced_ss` with CIs on both values.
+    """:func:`~stereoset_eval.analysis.pair_metrics.balanced_ss` with CIs on both values and on each group's ss.
 
     The unbalanced value is the pair ss and gets the pair ss interval (pairs resampled); the
-    balanced value resamples pairs within their groups.
+    balanced value resamples pairs within their groups; each group's ss (the per-dimension ss)
+    resamples that group's pairs (slice ``balanced_ss/<group_by>/<group>``).
     """
     items = list(items)
     result = balanced_ss(items, scores, group_by=group_by, ties=ties, missing_group=missing_group)
@@ -258,8 +259,17 @@ def balanced_ss_with_ci(
         config=config,
         unit=f"pairs within {group_by} groups",
     )[pairs.BALANCED_SS.key]
+    groups = {}
+    for g, stat in result.groups.items():
+        kept = [p for lab, p in zip(labels, prefs) if lab == g]
+        est = estimate(pairs.outcome_arrays(kept), (pairs.PAIR_SS,), slice_name=f"balanced_ss/{group_by}/{g}",
+                       config=config, unit=f"pairs of the {group_by} group")[pairs.PAIR_SS.key]
+        if est.value != stat.ss:
+            raise AssertionError(f"group {g}: ss {stat.ss!r} is not its statistic's {est.value!r}")
+        groups[g] = dataclasses.replace(stat, ci=est.ci)
     return dataclasses.replace(
         result,
+        groups=groups,
         unbalanced=_attach(result.unbalanced, _pair_ss_estimate(prefs, config)),
         balanced=_attach(result.balanced, balanced),
         options={**result.options, "bootstrap": config.to_dict()},

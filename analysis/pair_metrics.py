@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from stereoset_eval.analysis.errors import EmptyScopeError, ItemShapeError
-from stereoset_eval.analysis.results import IDEAL, MetricResult
+from stereoset_eval.analysis.results import IDEAL, ConfidenceInterval, MetricResult
 from stereoset_eval.analysis.scores import score_table
 from stereoset_eval.analysis.statistics import Outcomes, Statistic, per_code_sums, register, sequential_row_sum
 from stereoset_eval.foundation.errors import UnknownNameError
@@ -140,11 +140,12 @@ def pair_ss(items: Iterable[Item], scores: Mapping[str, float], *, ties: str = "
 
 @dataclass(frozen=True)
 class GroupStat:
-    """One group of a balanced score: its size (items that count) and its ss."""
+    """One group of a balanced score: its size (items that count), its ss and (with a bootstrap) its CI."""
 
     n: int
     ss: float
     weight: float
+    ci: ConfidenceInterval | None = None
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,8 @@ class BalancedSS:
             "group_by": self.group_by,
             "unbalanced": self.unbalanced.to_dict(),
             "balanced": self.balanced.to_dict(),
-            "groups": {g: {"n": s.n, "ss": s.ss, "weight": s.weight} for g, s in self.groups.items()},
+            "groups": {g: {"n": s.n, "ss": s.ss, "weight": s.weight, "ci": s.ci.to_dict() if s.ci else None}
+                       for g, s in self.groups.items()},
             "options": dict(self.options),
         }
 

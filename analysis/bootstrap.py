@@ -248,8 +248,8 @@ def balanced_ss_with_ci(
     balanced value resamples pairs within their groups; each group's ss (the per-dimension ss)
     resamples that group's pairs (slice ``balanced_ss/<group_by>/<group>``).
     """
-    items = list(items)
     result = balanced_ss(items, scores, group_by=group_by, ties=ties, missing_group=missing_group)
+    items, _ = pairs.drop_untagged(list(items), group_by, missing_group)  # the items balanced_ss counted
     labels = group_labels(items, group_by, missing_group=missing_group)
     prefs = apply_tie_rule(comparisons(items, scores), ties=ties)
     balanced = estimate(

@@ -161,7 +161,9 @@ def balanced_section(result: BalancedSS, *, model: str, benchmark: str) -> Secti
         notes=(
             f"Balanced ss: each item weighs 1/(items in its {r.group_by} group); equals the mean of the group ss. "
             f"Ties: {r.options.get('tie_rule')}.",
-        ),
+        ) + ((f"{r.options['excluded_untagged']} pair(s) without a {r.group_by} value were left out of both "
+              "rows (missing-group rule 'exclude'; 'own-group' weighs them as one group).",)
+             if r.options.get("excluded_untagged") else ()),
     )
     png = score_bars(
         list(r.groups) + ["unbalanced", "balanced"],

@@ -23,6 +23,7 @@ from stereoset_eval.analysis.report_build import balance_table_section
 from stereoset_eval.analysis.report_plots import benchmark_scatter
 from stereoset_eval.analysis.report_model import Figure, Report, Section, Table, fmt
 from stereoset_eval.analysis.report_flags import flags_section
+from stereoset_eval.analysis.results_table import LEADERBOARD_NOTE, leaderboard, leaderboard_table, result_rows
 from stereoset_eval.study.analyse import ALL, POST, PRE, Cell, JobMetrics, StudyAnalysis, Table6
 from stereoset_eval.study.benchmarks import BenchmarkData
 from stereoset_eval.study.config import StudyConfig
@@ -235,13 +236,29 @@ def overview_section(config: StudyConfig, benchmarks: Mapping[str, BenchmarkData
     )
 
 
+def leaderboard_section(details: Sequence[Section], provenance: Mapping[str, Any]) -> Section:
+    """One row per model: each benchmark's headline score with its CI, StereoSet icat, and the rank
+    (:func:`stereoset_eval.analysis.results_table.leaderboard`, the same rows the terminal shows)."""
+    rows = result_rows({"sections": [s.to_dict() for s in details], "provenance": dict(provenance)})
+    header, body = leaderboard_table(rows)
+    _, board = leaderboard(rows)
+    return Section("leaderboard", "Leaderboard", tables=(Table("models ranked by distance from ss = 50", header, body),),
+                   notes=(LEADERBOARD_NOTE,),
+                   data={"rows": [{"model": r.model, "rank": r.rank, "mean_abs_ss_minus_50": r.bias,
+                                   "cells": {c: {"value": v.value, "ci_low": v.ci_low, "ci_high": v.ci_high,
+                                                 "method": v.method, "benchmark": v.benchmark, "metric": v.metric}
+                                             for c, v in r.cells.items()}} for r in board]})
+
+
 def build_study_report(config: StudyConfig, benchmarks: Mapping[str, BenchmarkData], results: Sequence[JobResult],
                        analysis: StudyAnalysis, kinds: Mapping[str, str], executor: Mapping[str, Any],
                        provenance: Mapping[str, Any]) -> Report:
     """The whole report (see the module docstring for its layout)."""
-    sections = [overview_section(config, benchmarks, results, kinds, executor), table4_section(analysis),
+    details = detail_sections(analysis.metrics)
+    sections = [overview_section(config, benchmarks, results, kinds, executor),
+                leaderboard_section(details, provenance), table4_section(analysis),
                 table5_section(analysis), *table6_sections(analysis),
                 figure2_section(benchmarks, config.analysis.balance_by), *scores_sections(analysis, config),
                 *(flags_section(b.items, benchmark=name) for name, b in benchmarks.items()),
-                *detail_sections(analysis.metrics)]  # details last: the HTML folds them at the end
+                *details]  # details last: the HTML folds them at the end
     return Report(title=config.title, sections=tuple(sections), provenance=provenance)

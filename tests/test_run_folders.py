@@ -58,6 +58,7 @@ def test_study_output_is_relative_to_the_study_file_and_prints_results(study_fil
     assert {(r["benchmark"], r["metric"]) for r in rows} >= {("StereoSet intrasentence", "ss"), ("CrowS-Pairs", "metric score")}
     assert "| tiny-bert" in cap.out and "ss / metric (ideal 50)" in cap.out
     assert "Spearman ρ between benchmarks" not in cap.out and "needs at least 3 models" in cap.out
+    assert "Leaderboard" not in cap.out  # one model: nothing to rank
     assert "scoring 2 jobs" in cap.err and "%|" not in cap.err  # --no-progress: no bar
 
 

@@ -231,3 +231,15 @@ def test_scatters_carry_the_intervals(report):
     scores = sections["scores/pll"]["data"]["scores"]
     groups = [r for r in scores if r["category"] != "all"]
     assert groups and all(r["low"] is not None and r["low"] <= r["value"] <= r["high"] for r in groups)
+
+
+def test_leaderboard_ranks_every_model_once(report):
+    board = _sections(report)["leaderboard"]
+    rows = board["data"]["rows"]
+    assert sorted(r["model"] for r in rows) == sorted({m["name"] for m in report["provenance"]["extra"]["models"]})
+    ranked = [r for r in rows if r["rank"] is not None]
+    assert ranked and [r["rank"] for r in ranked] == sorted(r["rank"] for r in ranked)
+    for r in ranked:
+        ss = [c["value"] for name, c in r["cells"].items() if not name.endswith(" icat")]
+        assert r["mean_abs_ss_minus_50"] == pytest.approx(sum(abs(v - 50) for v in ss) / len(ss))
+    assert board["tables"][0]["columns"][:2] == ["rank", "model"]

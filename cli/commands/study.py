@@ -112,8 +112,6 @@ def execute(config: StudyConfig, args: argparse.Namespace) -> int:
     check_models([(m.id, m.revision) for m in config.models], say=lambda msg: print(msg, file=sys.stderr))
     executor = make_executor(args.executor, address=args.ray_address, num_cpus=args.ray_num_cpus,
                              progress=not (args.no_progress or args.quiet))
-    if log is not None and hasattr(executor, "on_progress"):  # Ray: done / running (node) / queued, ETA
-        executor.on_progress = lambda progress: log(progress.line())
     run = run_study(config, executor=executor, log=log, overwrite=args.overwrite)
     stats = run.cache_stats
     print(f"scores: {stats['hits']} sentences from the cache, {stats['computed']} computed")

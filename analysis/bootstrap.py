@@ -177,10 +177,13 @@ def stereoset_with_ci(
     evaluation = evaluate_scopes(outcomes, scorer, variant, options)
     slices = scope_slices(outcomes)
     scopes = {}
+    seen: dict[tuple[int, ...], dict[str, Estimate]] = {}
     for name, scope in evaluation.scopes.items():
-        est = estimate(
-            stereoset.outcome_arrays(slices[name]), statistics, slice_name=f"stereoset/{variant}/{name}", config=config
-        )
+        same = tuple(map(id, slices[name]))  # one task scored: overall is that task's overall, one interval
+        if same not in seen:
+            seen[same] = estimate(stereoset.outcome_arrays(slices[name]), statistics,
+                                  slice_name=f"stereoset/{variant}/{name}", config=config)
+        est = seen[same]
         lms, ss, icat = (est[s.key] for s in statistics)
         scopes[name] = dataclasses.replace(
             scope, lms=_attach(scope.lms, lms), ss=_attach(scope.ss, ss), icat=_attach(scope.icat, icat)

@@ -12,8 +12,9 @@ checkpoint has a next-sentence head, ``stereoset-nsp`` (otherwise intersentence 
 and the provenance says so); a causal LM gets ``stereoset-causal`` and ``stereoset-inter-causal``.
 CrowS-Pairs / pairs: ``crows-nangia`` for masked LMs, ``causal-ll`` for causal LMs.
 
-Writes ``scores.csv``, ``scores.json``, ``provenance.json`` and, for StereoSet,
-``predictions.json`` in the official predictions format. torch is imported only when run.
+Writes ``scores.csv``, ``scores.json``, ``provenance.json``, for StereoSet
+``predictions.json`` in the official predictions format, and ``results.json`` (the metrics of
+``stereoset-eval report``'s defaults) — one set, swapped in whole. torch is imported only when run.
 """
 
 from __future__ import annotations
@@ -229,11 +230,9 @@ def _results_report(args: argparse.Namespace, items: list, results: dict, proven
 
 def _write_results(report: Any, folder: Path, limit: int | None) -> Path:
     """``folder/results.json`` of ``report`` (flat rows: model, benchmark, metric, value, CI, n, ideal)."""
-    import json as _json
-
     from stereoset_eval.analysis.report_json import report_to_json
     from stereoset_eval.analysis.results_table import result_rows, results_json
     from stereoset_eval.foundation.atomic import atomic_write_text
 
-    rows = result_rows(_json.loads(report_to_json(report)), limit=limit)
+    rows = result_rows(json.loads(report_to_json(report)), limit=limit)
     return atomic_write_text(folder / "results.json", results_json(rows))

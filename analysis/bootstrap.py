@@ -177,10 +177,13 @@ def stereoset_with_ci(
     evaluation = evaluate_scopes(outcomes, scorer, variant, options)
     slices = scope_slices(outcomes)
     scopes = {}
+    seen: dict[tuple[int, ...], dict[str, Estimate]] = {}
     for name, scope in evaluation.scopes.items():
-        est = estimate(
-            stereoset.outcome_arrays(slices[name]), statistics, slice_name=f"stereoset/{variant}/{name}", config=config
-        )
+        same = tuple(map(id, slices[name]))  # one task scored: overall is that task's overall, one interval
+        if same not in seen:
+            seen[same] = estimate(stereoset.outcome_arrays(slices[name]), statistics,
+                                  slice_name=f"stereoset/{variant}/{name}", config=config)
+        est = seen[same]
         lms, ss, icat = (est[s.key] for s in statistics)
         scopes[name] = dataclasses.replace(
             scope, lms=_attach(scope.lms, lms), ss=_attach(scope.ss, ss), icat=_attach(scope.icat, icat)
@@ -242,13 +245,14 @@ def balanced_ss_with_ci(
     missing_group: str = "error",
     config: BootstrapConfig,
 ) -> BalancedSS:
-    """:func:`~stereoset_eval.analysis.pair_metrics.balanced_ss` with CIs on both values.
+    """:func:`~stereoset_eval.analysis.pair_metrics.balanced_ss` with CIs on both values and on each group's ss.
 
     The unbalanced value is the pair ss and gets the pair ss interval (pairs resampled); the
-    balanced value resamples pairs within their groups.
+    balanced value resamples pairs within their groups; each group's ss (the per-dimension ss)
+    resamples that group's pairs (slice ``balanced_ss/<group_by>/<group>``).
     """
-    items = list(items)
     result = balanced_ss(items, scores, group_by=group_by, ties=ties, missing_group=missing_group)
+    items, _ = pairs.drop_untagged(list(items), group_by, missing_group)  # the items balanced_ss counted
     labels = group_labels(items, group_by, missing_group=missing_group)
     prefs = apply_tie_rule(comparisons(items, scores), ties=ties)
     balanced = estimate(
@@ -258,8 +262,17 @@ def balanced_ss_with_ci(
         config=config,
         unit=f"pairs within {group_by} groups",
     )[pairs.BALANCED_SS.key]
+    groups = {}
+    for g, stat in result.groups.items():
+        kept = [p for lab, p in zip(labels, prefs) if lab == g]
+        est = estimate(pairs.outcome_arrays(kept), (pairs.PAIR_SS,), slice_name=f"balanced_ss/{group_by}/{g}",
+                       config=config, unit=f"pairs of the {group_by} group")[pairs.PAIR_SS.key]
+        if est.value != stat.ss:
+            raise AssertionError(f"group {g}: ss {stat.ss!r} is not its statistic's {est.value!r}")
+        groups[g] = dataclasses.replace(stat, ci=est.ci)
     return dataclasses.replace(
         result,
+        groups=groups,
         unbalanced=_attach(result.unbalanced, _pair_ss_estimate(prefs, config)),
         balanced=_attach(result.balanced, balanced),
         options={**result.options, "bootstrap": config.to_dict()},

@@ -23,6 +23,9 @@ from stereoset_eval.analysis.errors import preview
 from stereoset_eval.foundation.errors import StereosetEvalError
 
 MIN_MODELS = 3
+#: the per-model scores of a balance table (Table 6) and their optional CI bounds
+SCORE_COLUMNS: tuple[str, ...] = ("x_pre", "y_pre", "x_post", "y_post")
+CI_COLUMNS: tuple[str, ...] = tuple(f"{c}_{end}" for c in SCORE_COLUMNS for end in ("low", "high"))
 LONG_COLUMNS: tuple[str, ...] = ("model", "benchmark", "category", "value")
 
 
@@ -227,13 +230,14 @@ def balance_table(
 
     Args:
         scores: columns ``model``, ``x_pre``, ``y_pre``, ``x_post``, ``y_post`` (x = ``x_name``
-            benchmark, y = ``y_name``; pre = unbalanced ss, post = balanced ss).
+            benchmark, y = ``y_name``; pre = unbalanced ss, post = balanced ss); optionally the
+            CI bounds :data:`CI_COLUMNS` (``x_pre_low``, ``x_pre_high`` …), kept for the plots.
     """
-    needed = ["model", "x_pre", "y_pre", "x_post", "y_post"]
+    needed = ["model", *SCORE_COLUMNS]
     missing = [c for c in needed if c not in scores.columns]
     if missing:
         raise CorrelationInputError(f"balance table lacks column(s) {missing}; needs {needed}")
-    rows = scores[needed].reset_index(drop=True)
+    rows = scores[needed + [c for c in CI_COLUMNS if c in scores.columns]].reset_index(drop=True)
     models = rows["model"].astype(str).tolist()
     kw = {"permutations": permutations, "seed": seed, "labels": models}
     pre = spearman(rows["x_pre"], rows["y_pre"], x_name=f"{x_name} pre", y_name=f"{y_name} pre", **kw)

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from stereoset_eval.analysis.errors import EmptyScopeError, ItemShapeError
-from stereoset_eval.analysis.results import IDEAL, MetricResult
+from stereoset_eval.analysis.results import IDEAL, ConfidenceInterval, MetricResult
 from stereoset_eval.analysis.scores import score_table
 from stereoset_eval.analysis.statistics import Outcomes, Statistic, per_code_sums, register, sequential_row_sum
 from stereoset_eval.foundation.errors import UnknownNameError
@@ -33,6 +33,7 @@ TIE_RULES: dict[str, str] = {
 MISSING_GROUP_RULES: dict[str, str] = {
     "error": "an item without a group value is an error",
     "own-group": "items without a group value form one group named '(none)'",
+    "exclude": "items without a group value are left out of pair ss and balanced ss (their number is reported)",
 }
 NO_GROUP = "(none)"
 
@@ -140,11 +141,12 @@ def pair_ss(items: Iterable[Item], scores: Mapping[str, float], *, ties: str = "
 
 @dataclass(frozen=True)
 class GroupStat:
-    """One group of a balanced score: its size (items that count) and its ss."""
+    """One group of a balanced score: its size (items that count), its ss and (with a bootstrap) its CI."""
 
     n: int
     ss: float
     weight: float
+    ci: ConfidenceInterval | None = None
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,8 @@ class BalancedSS:
             "group_by": self.group_by,
             "unbalanced": self.unbalanced.to_dict(),
             "balanced": self.balanced.to_dict(),
-            "groups": {g: {"n": s.n, "ss": s.ss, "weight": s.weight} for g, s in self.groups.items()},
+            "groups": {g: {"n": s.n, "ss": s.ss, "weight": s.weight, "ci": s.ci.to_dict() if s.ci else None}
+                       for g, s in self.groups.items()},
             "options": dict(self.options),
         }
 
@@ -181,10 +184,24 @@ def group_labels(items: Iterable[Item], group_by: str, *, missing_group: str = "
         from stereoset_eval.analysis.errors import preview
 
         raise ItemShapeError(
-            f"{len(missing)} item(s) have no {group_by!r} value (e.g. {preview(missing)}); tag them, "
-            f"or pass missing_group='own-group' to weigh them as one group"
+            f"{len(missing)} item(s) have no {group_by!r} value (e.g. {preview(missing)}); tag them, or choose "
+            "another missing-group rule: 'exclude' (leave them out) or 'own-group' (weigh them as one group) — "
+            "`report --missing-group`, a study's `analysis.untagged`"
         )
     return [NO_GROUP if lab in (None, "") else str(lab) for lab in labels]
+
+
+def untagged(items: Iterable[Item], group_by: str) -> list[Item]:
+    """The items without a ``group_by`` value (None or empty)."""
+    return [i for i in items if getattr(i, group_by, None) in (None, "")]
+
+
+def drop_untagged(items: Sequence[Item], group_by: str, missing_group: str) -> tuple[list[Item], int]:
+    """``items`` less the untagged ones under the ``exclude`` rule (else unchanged), and how many were dropped."""
+    if missing_group != "exclude":
+        return list(items), 0
+    kept = [i for i in items if getattr(i, group_by, None) not in (None, "")]
+    return kept, len(items) - len(kept)
 
 
 def balanced_ss(
@@ -211,6 +228,10 @@ def balanced_ss(
     items = list(items)
     if not items:
         raise EmptyScopeError("pairs", "pairs")
+    group_labels(items[:1], group_by, missing_group=missing_group)  # the rule and the attribute exist
+    items, excluded = drop_untagged(items, group_by, missing_group)
+    if not items:
+        raise EmptyScopeError("pairs", f"pairs with a {group_by!r} value")
     labels = group_labels(items, group_by, missing_group=missing_group)
     signs = comparisons(items, scores)
     prefs = apply_tie_rule(signs, ties=ties)
@@ -219,6 +240,7 @@ def balanced_ss(
         "tie_rule": TIE_RULES[ties],
         "group_by": group_by,
         "missing_group": missing_group,
+        "excluded_untagged": excluded,
         "weight": "1 / (items in the group that count)",
     }
     per_group: dict[str, list[float]] = {}

@@ -7,6 +7,7 @@ Library first, CLI on top: ``stereoset-eval report`` calls :func:`build_report` 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -85,10 +86,18 @@ def build_report(
     return Report(title=title or f"stereoset-eval report: {results.model}", sections=sections, provenance=provenance)
 
 
+#: one model's CI (low, high), or None where it has none
+Interval = tuple[float, float] | None
+#: per correlation name: the CI of each model's x and y value (same order as its labels)
+Intervals = Mapping[str, tuple[Sequence[Interval], Sequence[Interval]]]
+
+
 def correlation_section(
-    correlations: Mapping[str, Correlation], *, key: str, title: str, scatter: bool = True
+    correlations: Mapping[str, Correlation], *, key: str, title: str, scatter: bool = True,
+    intervals: Intervals | None = None,
 ) -> Section:
-    """One row per correlation (ρ, p, permutation p, n) and a labelled scatter of each."""
+    """One row per correlation (ρ, p, permutation p, n) and a labelled scatter of each, with the
+    models' CIs as error bars where ``intervals`` has them."""
     rows = tuple(
         (
             name,
@@ -122,6 +131,8 @@ def correlation_section(
                     xlabel=f"{c.x_name} (%)",
                     ylabel=f"{c.y_name} (%)",
                     title=f"{name}: {c.format()}",
+                    x_ci=(intervals or {}).get(name, (None, None))[0],
+                    y_ci=(intervals or {}).get(name, (None, None))[1],
                 ),
                 alt=f"Scatter of {c.x_name} against {c.y_name} across {c.n} models",
             )
@@ -135,6 +146,17 @@ def correlation_section(
         figures=figures,
         data={name: c.to_dict() for name, c in correlations.items()},
     )
+
+
+def _cis(rows: Any, column: str) -> list[Interval]:
+    """The (low, high) of ``column`` per row of a balance table; None where the bounds are absent or NaN."""
+    lows, highs = rows.get(f"{column}_low"), rows.get(f"{column}_high")
+    if lows is None or highs is None:
+        return [None] * len(rows)
+    def ok(v: Any) -> bool:
+        return v is not None and math.isfinite(float(v))
+
+    return [(float(lo), float(hi)) if ok(lo) and ok(hi) else None for lo, hi in zip(lows, highs)]
 
 
 def balance_table_section(table: BalanceTable, *, key: str = "balance-table") -> Section:
@@ -157,6 +179,8 @@ def balance_table_section(table: BalanceTable, *, key: str = "balance-table") ->
         {"pre-balance": table.pre, "post-balance": table.post},
         key=key,
         title="Spearman ρ across models, before and after balancing",
+        intervals={"pre-balance": (_cis(table.rows, "x_pre"), _cis(table.rows, "y_pre")),
+                   "post-balance": (_cis(table.rows, "x_post"), _cis(table.rows, "y_post"))},
     )
     return Section(
         key=key,

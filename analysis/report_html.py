@@ -1,6 +1,7 @@
 """report.html: one self-contained page (inline CSS, plots embedded as base64 PNG, no scripts).
 
-Made for reading: a table of contents, numbers right-aligned and text left-aligned, the
+Made for reading: a table of contents, numbers right-aligned (with their column's heading), text
+left-aligned, a missing value (the dash) centred, the
 provenance rendered (Markdown code spans become ``<code>``, the options a table), and — when the
 report has overview sections (a study) — every per-model detail section folded in a
 ``<details>`` element, so the page opens on the tables people compare.
@@ -20,16 +21,18 @@ from stereoset_eval.analysis.report_model import Figure, Report, Table
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.6em 0 1.2em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.num,th.num{text-align:right}td.num{font-variant-numeric:tabular-nums;white-space:nowrap}td.missing{text-align:center;color:#777}
 th{background:#f2f2f2}caption{font-weight:600;text-align:left;padding:.3em 0}
-.note{color:#555;font-size:.9em}figure{margin:1em 0}figcaption{color:#555;font-size:.9em}img{max-width:100%}
+.note{color:#555;font-size:.9em}figure{display:inline-block;vertical-align:top;margin:1em 1.5em 1em 0}figcaption{color:#555;font-size:.9em}img{max-width:100%}
 pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.8em}code{background:#f3f3f3;padding:0 .2em}
 nav.toc{background:#fafafa;border:1px solid #ddd;padding:.4em 1.2em;margin:1em 0}nav.toc ul{margin:.3em 0}
 details.section{border-top:1px solid #ddd;padding:.3em 0}details.section>summary{cursor:pointer;font-size:1.2em;font-weight:600}
 .limited{background:#fff3cd;border:1px solid #e0c36a;padding:.5em .8em;font-weight:600}
 """
-#: a cell that holds a number, a number with its interval, a percentage or the missing-value dash
-NUMBER = re.compile(r"^[-+−]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?%?( \[[^\]]*\])?$|^–$|^[-+−]?inf$|^nan$")
+#: a cell that holds a number, a number with its interval, or a percentage
+NUMBER = re.compile(r"^[-+−]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?%?( \[[^\]]*\])?( \([^)]*\))?$|^[-+−]?inf$|^nan$")
+#: a missing value: the dash the tables write (en dash, em dash or hyphen) or nothing
+MISSING = frozenset({"–", "—", "-", ""})
 
 
 def _e(text: object) -> str:
@@ -44,14 +47,33 @@ def _code_spans(text: str) -> str:
     return "".join(f"<code>{_e(p)}</code>" if i % 2 else _e(p) for i, p in enumerate(parts))
 
 
+def cell_class(text: str) -> str:
+    """``num`` (right-aligned), ``missing`` (centred) or ``text`` (left-aligned)."""
+    t = text.strip()
+    return "missing" if t in MISSING else "num" if NUMBER.match(t) else "text"
+
+
 def _cell(value: object) -> str:
     text = str(value)
-    css = ' class="num"' if NUMBER.match(text.strip()) else ""
-    return f"<td{css}>{_code_spans(text)}</td>"
+    css = cell_class(text)
+    attr = "" if css == "text" else f' class="{css}"'
+    return f"<td{attr}>{_code_spans(text)}</td>"
+
+
+def _numeric_columns(table: Table) -> set[int]:
+    """Columns whose every cell is a number or missing (and at least one a number): right-aligned headings."""
+    out = set()
+    for i in range(len(table.columns)):
+        kinds = {cell_class(str(row[i])) for row in table.rows}
+        if "num" in kinds and kinds <= {"num", "missing"}:
+            out.add(i)
+    return out
 
 
 def html_table(table: Table) -> str:
-    head = "".join(f"<th>{_e(c)}</th>" for c in table.columns)
+    numeric = _numeric_columns(table)
+    head = "".join(f'<th class="num">{_e(c)}</th>' if i in numeric else f"<th>{_e(c)}</th>"
+                   for i, c in enumerate(table.columns))
     body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in table.rows)
     notes = "".join(f'<p class="note">{_code_spans(n)}</p>' for n in table.notes)
     return (
@@ -65,15 +87,30 @@ def html_figure(fig: Figure) -> str:
     return f'<figure><img src="data:image/png;base64,{data}" alt="{_e(fig.alt)}"><figcaption>{caption}</figcaption></figure>'
 
 
+def _flat_options(options: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """``{"analysis": {"seed": 0}}`` -> ``[("analysis.seed", 0)]``: one row per setting, nested tables dotted."""
+    rows: list[tuple[str, Any]] = []
+    for k, v in sorted(options.items()):
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping) and v:
+            rows += _flat_options(v, f"{key}.")
+        else:
+            rows.append((key, v))
+    return rows
+
+
 def _options_table(options: Mapping[str, Any]) -> str:
-    """The options as a two-column table (nested values as compact JSON) instead of one JSON blob."""
+    """The options as a two-column table, one row per setting (nested settings dotted, lists as
+    compact JSON) instead of one JSON blob."""
     if not options:
         return ""
     rows = "".join(
-        f"<tr><td><code>{_e(k)}</code></td><td><code>{_e(v if isinstance(v, str) else json.dumps(v, sort_keys=True, ensure_ascii=False))}</code></td></tr>"
-        for k, v in sorted(options.items())
+        f"<tr><td><code>{_e(k)}</code></td><td><code>{_e(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}</code></td></tr>"
+        for k, v in _flat_options(options)
     )
-    return f"<table><caption>options</caption><thead><tr><th>option</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>"
+    n = len(_flat_options(options))
+    return (f"<details><summary>options ({n} settings)</summary><table><thead><tr><th>option</th><th>value</th></tr>"
+            f"</thead><tbody>{rows}</tbody></table></details>")
 
 
 #: first part of the keys of per-job sections (a study's ``detail/…``, a report's per-model sections)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Mapping
 
 from stereoset_eval.analysis.report_model import Report, Table
@@ -24,6 +25,16 @@ def markdown_table(table: Table) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _columns_note(path: str) -> str:
+    """What of a multilingual StereoSet table is read: its English columns only (the loader's mapping)."""
+    if "ptbr" not in Path(path).name:
+        return ""
+    from stereoset_eval.curation.loaders.stereoset_table import DEFAULT_COLUMNS
+
+    cols = ", ".join(f"`{c}`" for c in DEFAULT_COLUMNS.values())
+    return f" — only its English columns are read ({cols}); the Portuguese ones are not used"
+
+
 def provenance_lines(prov: Mapping[str, Any]) -> list[str]:
     tool = prov.get("tool", {})
     model = prov.get("model", {})
@@ -32,7 +43,7 @@ def provenance_lines(prov: Mapping[str, Any]) -> list[str]:
         f"- model: {model.get('id') or 'n/a'} (revision {model.get('revision') or 'n/a'}); method: {prov.get('method') or 'n/a'}",
     ]
     for f in list(prov.get("data_files", [])) + list(prov.get("score_files", [])):
-        lines.append(f"- file: `{f['path']}` sha256 `{f['sha256']}`")
+        lines.append(f"- file: `{f['path']}` sha256 `{f['sha256']}`{_columns_note(str(f['path']))}")
     lines.append(f"- options: `{json.dumps(prov.get('options', {}), sort_keys=True, ensure_ascii=False)}`")
     libs = prov.get("libraries", {})
     lines.append("- libraries: " + ", ".join(f"{k} {v}" for k, v in sorted(libs.items()) if v))

@@ -24,10 +24,24 @@ def _png(fig: MplFigure) -> bytes:
     return buf.getvalue()
 
 
-def _span_around(ideal: float, points: Sequence[float], *, floor: float = 10.0, limit: float | None = None) -> float:
-    """Half-width of an axis centred on ``ideal`` that shows every point with a margin."""
-    reach = max([floor] + [abs(p - ideal) * 1.1 for p in points])
-    return min(reach, limit) if limit is not None else reach
+#: half-widths an axis centred on its ideal may take: plots of similar data share one scale
+SPANS: tuple[float, ...] = (10.0, 25.0, 50.0)
+
+
+def _span_around(ideal: float, points: Sequence[float], *, limit: float | None = None) -> float:
+    """Half-width of an axis centred on ``ideal``: the smallest of :data:`SPANS` (then whole
+    multiples of 50) that shows every point — intervals included — with a margin, capped at
+    ``limit`` (ss: 50, so 0–100). Fixed steps, not a zoom onto the points, so two plots of
+    similar results have the same axes and a point's distance from the ideal reads the same."""
+    reach = max([0.0] + [abs(p - ideal) * 1.05 for p in points])
+    span = next((s for s in SPANS if reach <= s), 50.0 * -(-reach // 50.0))
+    return min(span, limit) if limit is not None else span
+
+
+def _whiskers(values: Sequence[float], cis: Sequence[tuple[float, float] | None]) -> list[list[float]]:
+    """errorbar's [below, above] lengths; 0 where there is no interval (or it lies on one side)."""
+    return [[max(0.0, v - ci[0]) if ci else 0.0 for v, ci in zip(values, cis)],
+            [max(0.0, ci[1] - v) if ci else 0.0 for v, ci in zip(values, cis)]]
 
 
 def score_bars(
@@ -94,14 +108,22 @@ def benchmark_scatter(
     ylabel: str,
     title: str,
     ideal: float | None = 50.0,
+    x_ci: Sequence[tuple[float, float] | None] | None = None,
+    y_ci: Sequence[tuple[float, float] | None] | None = None,
 ) -> bytes:
-    """One point per model, labelled; dashed lines at the ideal value of each axis.
+    """One point per model, labelled, with its CIs as error bars; dashed lines at the ideal of each axis.
 
-    With an ideal, both axes are centred on it and share one span, so the eye reads distance
-    from the ideal and the two benchmarks on the same scale (no auto-zoom onto the points).
+    ``x_ci`` / ``y_ci``: one ``(low, high)`` per point, or None where it has no interval. With an
+    ideal, both axes are centred on it on one fixed span (:data:`SPANS`: ±10, ±25, ±50 around
+    50), so the eye reads distance from the ideal and both benchmarks on the same scale.
     """
-    fig = MplFigure(figsize=(6.5, 5.5))
+    fig = MplFigure(figsize=(5.2, 4.8))
     ax = fig.add_subplot()
+    xc = list(x_ci) if x_ci is not None else [None] * len(x)
+    yc = list(y_ci) if y_ci is not None else [None] * len(y)
+    if any(xc) or any(yc):
+        ax.errorbar(list(x), list(y), xerr=_whiskers(x, xc), yerr=_whiskers(y, yc), fmt="none", ecolor="#777777",
+                    elinewidth=1, capsize=3, zorder=2, label="CI")
     ax.scatter(x, y, color="#C44E52", zorder=3)
     for xi, yi, lab in zip(x, y, labels):
         ax.annotate(lab, (xi, yi), textcoords="offset points", xytext=(4, 3), fontsize=7)
@@ -109,7 +131,9 @@ def benchmark_scatter(
         ax.axvline(ideal, label=f"ideal = {ideal:g}", **IDEAL_STYLE)
         ax.axhline(ideal, **IDEAL_STYLE)
         ax.legend(loc="best", fontsize=8)
-        half = _span_around(ideal, list(x) + list(y), limit=max(ideal, 100.0 - ideal) if 0 < ideal < 100 else None)
+        ends = [e for ci in xc + yc if ci for e in ci]
+        half = _span_around(ideal, list(x) + list(y) + ends,
+                            limit=max(ideal, 100.0 - ideal) if 0 < ideal < 100 else None)
         ax.set_xlim(ideal - half, ideal + half)
         ax.set_ylim(ideal - half, ideal + half)
         ax.set_aspect("equal", adjustable="box")

@@ -153,7 +153,7 @@ def balanced_section(result: BalancedSS, *, model: str, benchmark: str) -> Secti
     table = Table(
         title=f"{model}: {benchmark} ss unbalanced vs balanced by {r.group_by}",
         columns=("group", "n", "weight", "ss (%)"),
-        rows=tuple((g, str(s.n), f"{s.weight:.4g}", fmt(s.ss)) for g, s in r.groups.items())
+        rows=tuple((g, str(s.n), f"{s.weight:.4g}", fmt_ci(s.ss, s.ci)) for g, s in r.groups.items())
         + (
             ("unbalanced (all)", str(r.unbalanced.n), "1/N", fmt_ci(r.unbalanced.value, r.unbalanced.ci)),
             ("balanced", str(r.balanced.n), "1/n_group", fmt_ci(r.balanced.value, r.balanced.ci)),
@@ -161,14 +161,16 @@ def balanced_section(result: BalancedSS, *, model: str, benchmark: str) -> Secti
         notes=(
             f"Balanced ss: each item weighs 1/(items in its {r.group_by} group); equals the mean of the group ss. "
             f"Ties: {r.options.get('tie_rule')}.",
-        ),
+        ) + ((f"{r.options['excluded_untagged']} pair(s) without a {r.group_by} value were left out of both "
+              "rows (missing-group rule 'exclude'; 'own-group' weighs them as one group).",)
+             if r.options.get("excluded_untagged") else ()),
     )
     png = score_bars(
         list(r.groups) + ["unbalanced", "balanced"],
         [s.ss for s in r.groups.values()] + [r.unbalanced.value, r.balanced.value],
-        [None] * len(r.groups)
+        [s.ci.low if s.ci else None for s in r.groups.values()]
         + [r.unbalanced.ci.low if r.unbalanced.ci else None, r.balanced.ci.low if r.balanced.ci else None],
-        [None] * len(r.groups)
+        [s.ci.high if s.ci else None for s in r.groups.values()]
         + [r.unbalanced.ci.high if r.unbalanced.ci else None, r.balanced.ci.high if r.balanced.ci else None],
         ideal=IDEAL["balanced_ss"],
         title=f"{benchmark} ss by {r.group_by} — {model}",
@@ -179,7 +181,9 @@ def balanced_section(result: BalancedSS, *, model: str, benchmark: str) -> Secti
         title=f"{benchmark} — balanced ss by {r.group_by}: {model}",
         tables=(table,),
         figures=(Figure(title="ss per group", png=png, alt=f"Bar chart of ss per {r.group_by} group and balanced ss"),),
-        notes=_ci_note([r.unbalanced, r.balanced]),
+        notes=_ci_note([r.unbalanced, r.balanced])
+        + (("Group rows: each group's ss with its own interval (that group's pairs resampled).",)
+           if any(s.ci for s in r.groups.values()) else ()),
         data={"model": model, "benchmark": benchmark, **r.to_dict()},
     )
 

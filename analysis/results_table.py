@@ -272,3 +272,110 @@ def mark_limited(report: Any, limit: int | None) -> Any:
         for s in report.sections
     )
     return dataclasses.replace(report, title=table_title(report.title, limit), sections=sections)
+
+
+#: methods that are a benchmark's own reference scoring code (preferred for the leaderboard)
+OWN_METHODS: frozenset[str] = frozenset({"stereoset-mlm", "stereoset-causal", "crows-nangia"})
+#: metrics that are a stereotype score (ideal 50), as the leaderboard labels them
+SS_LIKE: dict[str, str] = {"ss": "ss", "metric score": "metric", "pair ss": "pair ss"}
+#: StereoSet scopes in order of preference for the leaderboard's one StereoSet column
+STEREOSET_PREFERENCE: tuple[str, ...] = ("intra+inter overall", "intrasentence", "intersentence")
+
+
+@dataclass(frozen=True)
+class LeaderRow:
+    """One model on the leaderboard: its headline numbers, mean distance from 50 and rank."""
+
+    model: str
+    cells: Mapping[str, ResultRow]
+    bias: float | None  # mean |ss - 50| over the ss-like columns (None when a column is missing)
+    rank: int | None
+
+
+def _own_first(rows: Sequence[ResultRow]) -> ResultRow:
+    """The row scored by the benchmark's own code if there is one, else the first."""
+    return next((r for r in rows if set((r.method or "").split(", ")) & OWN_METHODS), rows[0])
+
+
+def leaderboard(rows: Sequence[ResultRow]) -> tuple[list[str], list[LeaderRow]]:
+    """(columns, one row per model): each benchmark's headline score, StereoSet icat, and the rank.
+
+    Per model and benchmark the headline (StereoSet: ss and icat of intra+inter overall, else
+    intrasentence; CrowS-Pairs: metric.py's metric; curated pairs: pair ss) of the benchmark's own
+    scoring method where the model has it, else of its first method. Rank: by the mean distance
+    of the ss-like columns from the ideal 50 (smaller = less stereotyped; equal distances at two
+    decimals share a rank), among the models that have every column. The official StereoSet
+    leaderboard ranks by icat, which is shown beside it.
+    """
+    stereo = [r for r in rows if r.benchmark.startswith("StereoSet ") and not r.benchmark.endswith(")")]
+    scope = next((s for s in STEREOSET_PREFERENCE if any(r.benchmark == f"StereoSet {s}" for r in stereo)), None)
+    picked: dict[str, dict[str, list[ResultRow]]] = {}
+    for r in rows:
+        if r.value is None:
+            continue
+        if r.benchmark.startswith("StereoSet "):
+            if scope is None or r.benchmark != f"StereoSet {scope}" or r.metric not in ("ss", "icat"):
+                continue
+            col = f"StereoSet {r.metric}"
+        elif r.metric in SS_LIKE:
+            col = f"{r.benchmark} {SS_LIKE[r.metric]}"
+        else:
+            continue
+        picked.setdefault(r.model, {}).setdefault(col, []).append(r)
+    columns = list(dict.fromkeys(c for per in picked.values() for c in per))
+    ss_cols = [c for c in columns if not c.endswith(" icat")]
+    out = []
+    for model, per in picked.items():
+        cells = {c: _own_first(rs) for c, rs in per.items()}
+        values = [cells[c].value for c in ss_cols if c in cells]
+        bias = (sum(abs(v - 50.0) for v in values if v is not None) / len(values)
+                if len(values) == len(ss_cols) and values else None)
+        out.append(LeaderRow(model, cells, bias, None))
+    ranked = sorted({round(r.bias, 2) for r in out if r.bias is not None})
+    ranks = {}
+    for b in ranked:  # competition ranking: 1, 2, 2, 4
+        ranks[b] = 1 + sum(1 for r in out if r.bias is not None and round(r.bias, 2) < b)
+    out = [LeaderRow(r.model, r.cells, r.bias, ranks.get(round(r.bias, 2)) if r.bias is not None else None)
+           for r in out]
+    out.sort(key=lambda r: (r.rank is None, r.rank or 0, r.model))
+    return columns, out
+
+
+LEADERBOARD_NOTE = ("rank: by the mean distance of the ss columns from the ideal 50 (smaller = less stereotyped), "
+                    "among models with every column; per benchmark the method of its own reference code where "
+                    "the model has it, else its first method; StereoSet's official leaderboard ranks by icat. A rank ignores "
+                    "the intervals: where they overlap, the order is not established")
+
+
+def leaderboard_table(rows: Sequence[ResultRow]) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """The leaderboard as (header, rows) of display strings (shared by the terminal and the report)."""
+    columns, board = leaderboard(rows)
+    header = ("rank", "model", *columns, "mean distance from 50")
+    body = tuple(
+        ("–" if r.rank is None else str(r.rank), _shown(r.model), *(_cell(r.cells.get(c)) for c in columns),
+         "–" if r.bias is None else f"{r.bias:.2f}")
+        for r in board
+    )
+    return header, body
+
+
+def _shown(model: str) -> str:
+    """A local folder by its last part, a hub id as it is."""
+    return model.rstrip("/").rsplit("/", 1)[-1] if model.startswith(("/", ".", "~")) else model
+
+
+def format_leaderboard(rows: Sequence[ResultRow], *, limit: int | None = None) -> str:
+    """The leaderboard as a Markdown pipe table ('' for fewer than two models)."""
+    header, body = leaderboard_table(rows)
+    if len(body) < 2:
+        return ""
+    limit = limit if limit is not None else next((r.limit for r in rows if r.limit), None)
+    widths = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(header)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "|" + "|".join(f" {c.ljust(w) if i == 1 else c.rjust(w)} " for i, (c, w) in
+                              enumerate(zip(cells, widths))) + "|"
+
+    rule = "|" + "|".join("-" * (w + 2) if i == 1 else "-" * (w + 1) + ":" for i, w in enumerate(widths)) + "|"
+    return "\n".join([table_title("Leaderboard", limit), "", line(header), rule, *(line(b) for b in body), "",
+                      LEADERBOARD_NOTE])

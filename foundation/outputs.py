@@ -6,10 +6,15 @@ so a kill, a full disk or a crash at any moment leaves either the old complete s
 complete set — never ``scores.csv`` of one run beside ``report.*`` of another, and never a
 stale file of an earlier run (``predictions.json`` of another benchmark) in the new set.
 
-A marker file (:data:`MARKER`) in every output names the command that wrote it. An existing
-folder is replaced only when its marker says it is an earlier output of the *same* command
-(or it is empty); any other folder, a file, a symlink, the working directory or an empty path
-is refused with a clear error and nothing is touched: no command deletes what it did not create.
+A marker file (:data:`MARKER`) in every output names the command that wrote it and, for a run
+(``study``, ``score``), the run's *identity*: what changes its numbers (models, benchmarks,
+methods, options, limit …), never where things were read or cached. An existing folder is
+replaced only when its marker says it is an earlier output of the *same* command (or it is
+empty) and — when the caller gives an identity — of the same run; a different run is refused
+with one line naming the differing fields unless ``overwrite`` is set. Any other folder, a file,
+a symlink, the working directory or an empty path is refused with a clear error and nothing is
+touched: no command deletes what it did not create (``overwrite`` never changes that). This is
+the one run-folder guard of every command.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
 from stereoset_eval.foundation.atomic import exchange
 from stereoset_eval.foundation.errors import StereosetEvalError
@@ -56,8 +61,38 @@ def read_marker(folder: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def check_replaceable(dest: str | Path, *, command: str) -> Path:
-    """``dest`` as a Path if :func:`output_folder` may write there; else :class:`OutputFolderError`."""
+def _as_json(identity: Mapping[str, Any]) -> dict[str, Any]:
+    """``identity`` as the marker stores it (tuples become lists, paths strings)."""
+    return json.loads(json.dumps(dict(identity), sort_keys=True, default=str))
+
+
+def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The top-level fields in which two run identities differ, sorted."""
+    a, b = _as_json(old), _as_json(new)
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def _check_identity(dest: Path, marker: Mapping[str, Any], command: str, identity: Mapping[str, Any]) -> None:
+    stored = marker.get("identity")
+    if not isinstance(stored, Mapping):
+        raise OutputFolderError(dest, f"holds an output of `stereoset-eval {command}` that records no run identity "
+                                      "(an older version wrote it): choose another folder, or pass --overwrite to "
+                                      "replace it")
+    diff = differences(stored, identity)
+    if diff:
+        raise OutputFolderError(dest, f"holds a different `{command}` run (differs in {', '.join(diff)}): choose "
+                                      "another folder, or pass --overwrite to replace it")
+
+
+def check_replaceable(dest: str | Path, *, command: str, identity: Mapping[str, Any] | None = None,
+                      overwrite: bool = False) -> Path:
+    """``dest`` as a Path if :func:`output_folder` may write there; else :class:`OutputFolderError`.
+
+    Args:
+        identity: the run's identity (JSON-able); an earlier output of another run is refused
+            unless ``overwrite``. None: any earlier output of ``command`` may be replaced.
+        overwrite: replace an earlier output of ``command`` even if it is a different run.
+    """
     if not str(dest).strip():
         raise OutputFolderError(dest, "is empty; give a folder to write into")
     dest = Path(dest).expanduser()
@@ -86,6 +121,8 @@ def check_replaceable(dest: str | Path, *, command: str) -> Path:
     if marker.get("command") != command:
         raise OutputFolderError(dest, f"holds the output of `stereoset-eval {marker.get('command')}`, not of "
                                       f"`stereoset-eval {command}`: choose another folder; nothing was deleted")
+    if identity is not None and not overwrite:
+        _check_identity(dest, marker, command, identity)
     return dest
 
 
@@ -125,19 +162,22 @@ def _remove_stale_builds(dest: Path) -> None:
 
 
 @contextmanager
-def output_folder(dest: str | Path, *, command: str) -> Iterator[Path]:
+def output_folder(dest: str | Path, *, command: str, identity: Mapping[str, Any] | None = None,
+                  overwrite: bool = False) -> Iterator[Path]:
     """Yield a fresh temporary folder; on success it replaces ``dest`` as a whole set.
 
     Args:
         dest: the output folder the user named.
         command: the subcommand writing it (recorded in the marker; an existing folder must
             carry the same one to be replaced).
+        identity, overwrite: the run's identity, recorded in the marker and compared with the
+            existing folder's (see :func:`check_replaceable`).
 
     Raises:
         OutputFolderError: ``dest`` may not be replaced (see the module docstring); raised
             before anything is written.
     """
-    dest = check_replaceable(dest, command=command)
+    dest = check_replaceable(dest, command=command, identity=identity, overwrite=overwrite)
     dest.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_builds(dest)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp"))
@@ -159,9 +199,12 @@ def output_folder(dest: str | Path, *, command: str) -> Iterator[Path]:
             raise error
         (tmp / _OWNER).unlink(missing_ok=True)  # a nested output_folder may have swapped it away
         files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file() and p.name != MARKER)
-        marker = json.dumps({"command": command, "files": files, "tool": "stereoset-eval"}, indent=2, sort_keys=True)
-        (tmp / MARKER).write_text(marker + "\n", encoding="utf-8")
-        check_replaceable(dest, command=command)  # still ours (nothing else appeared there meanwhile)
+        record: dict[str, Any] = {"command": command, "files": files, "tool": "stereoset-eval"}
+        if identity is not None:
+            record["identity"] = _as_json(identity)
+        (tmp / MARKER).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        # still ours (nothing else appeared there meanwhile)
+        check_replaceable(dest, command=command, identity=identity, overwrite=overwrite)
         swap_in(tmp, dest)
     finally:
         if tmp.exists():

@@ -138,8 +138,8 @@ def _rows(m: JobMetrics) -> list[tuple]:
             out.append((j.model.name, j.benchmark, j.method, stage, ALL, r.value,
                         r.ci.low if r.ci else None, r.ci.high if r.ci else None, r.n))
     if m.balanced is not None:
-        out += [(j.model.name, j.benchmark, j.method, PRE, g, s.ss, None, None, s.n)
-                for g, s in m.balanced.groups.items()]
+        out += [(j.model.name, j.benchmark, j.method, PRE, g, s.ss, s.ci.low if s.ci else None,
+                 s.ci.high if s.ci else None, s.n) for g, s in m.balanced.groups.items()]
     return out
 
 
@@ -211,6 +211,10 @@ def _balance(table: pd.DataFrame, x: str, y: str, spec: AnalysisSpec, models: Se
     cols = {"x_pre": (x, PRE), "y_pre": (y, PRE), "x_post": (x, POST), "y_post": (y, POST)}
     have = [m for m in models if m in wide.index and all(pd.notna(wide.loc[m].get(c)) for c in cols.values())]
     rows = pd.DataFrame({"model": have, **{k: [float(wide.loc[m][c]) for m in have] for k, c in cols.items()}})
+    for end in ("low", "high"):  # the CI bounds travel with the scores (error bars of Table 6's scatters)
+        bounds = {(r.model, r.benchmark, r.stage): getattr(r, end) for r in overall.itertuples()}
+        for k, (bench, stage) in cols.items():
+            rows[f"{k}_{end}"] = [bounds.get((m, bench, stage)) for m in have]
     try:
         table = balance_table(rows, x_name=x, y_name=y, permutations=spec.permutations or None, seed=spec.seed)
     except CorrelationInputError as exc:

@@ -136,20 +136,22 @@ class RayExecutor:
         max_retries: times Ray resubmits a task whose worker or node died (or that raised a
             retryable error, :data:`~stereoset_eval.study.ray_cluster.RETRYABLE`).
         on_progress: called with each new :class:`~stereoset_eval.study.progress.Progress`
-            (default: logged at INFO by ``stereoset_eval.study.ray_cluster``).
+            (default: with ``progress``, one line on stderr — jobs done / running (on which node) /
+            queued, ETA; without, logged at INFO by ``stereoset_eval.study.ray_cluster``).
+        progress: print the driver's progress lines (what ``--no-progress`` turns off).
     """
 
     name = "ray"
 
     def __init__(self, *, address: str | None = None, num_cpus: int | None = None, cpus_per_task: float = 1,
                  gpus_per_task: float | None = None, max_retries: int | None = None,
-                 on_progress: Callable[[Any], None] | None = None) -> None:
+                 on_progress: Callable[[Any], None] | None = None, progress: bool = False) -> None:
         from stereoset_eval.study.ray_cluster import DEFAULT_MAX_RETRIES
 
         self.address, self.num_cpus = address, num_cpus
         self.cpus_per_task, self.gpus_per_task = cpus_per_task, gpus_per_task
         self.max_retries = DEFAULT_MAX_RETRIES if max_retries is None else max_retries
-        self.on_progress = on_progress
+        self.on_progress = on_progress if on_progress is not None else (print_progress if progress else None)
         self._cluster: dict[str, Any] = {}
 
     def _ray(self) -> Any:
@@ -207,13 +209,24 @@ class RayExecutor:
         return {"name": self.name, **self._cluster}
 
 
+def print_progress(progress: Any) -> None:
+    """One line of a Ray study's progress on stderr (``jobs 3/14 done, 2 running (… on host/node), 9 queued, ETA …``)."""
+    import sys
+
+    print(progress.line(), file=sys.stderr, flush=True)
+
+
 def make_executor(name: str, *, address: str | None = None, num_cpus: int | None = None,
                   progress: bool = False) -> Executor:
-    """``local`` or ``ray`` (unknown names list the known ones); ``progress``: a bar per local job."""
+    """``local`` or ``ray`` (unknown names list the known ones).
+
+    ``progress``: local — a line and a bar per job (sentences done / total, ETA); ray — the
+    driver's line whenever a job starts, finishes or moves (done / running with its node / queued, ETA).
+    """
     if name == "local":
         return LocalExecutor(progress=progress)
     if name == "ray":
-        return RayExecutor(address=address, num_cpus=num_cpus)
+        return RayExecutor(address=address, num_cpus=num_cpus, progress=progress)
     from stereoset_eval.foundation.errors import UnknownNameError
 
     raise UnknownNameError("executor", name, ["local", "ray"])

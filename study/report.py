@@ -20,8 +20,10 @@ from typing import Any, Mapping, Sequence
 
 from stereoset_eval.analysis.pair_metrics import NO_GROUP
 from stereoset_eval.analysis.report_build import balance_table_section
+from stereoset_eval.analysis.report_plots import benchmark_scatter
 from stereoset_eval.analysis.report_model import Figure, Report, Section, Table, fmt
 from stereoset_eval.analysis.report_flags import flags_section
+from stereoset_eval.analysis.results_table import LEADERBOARD_NOTE, leaderboard, leaderboard_table, result_rows
 from stereoset_eval.study.analyse import ALL, POST, PRE, Cell, JobMetrics, StudyAnalysis, Table6
 from stereoset_eval.study.benchmarks import BenchmarkData
 from stereoset_eval.study.config import StudyConfig
@@ -70,8 +72,34 @@ def table4_section(analysis: StudyAnalysis) -> Section:
                "p = 0 even for three); perm.: exact permutation p-value (scipy.stats.permutation_test, two-sided) "
                "when analysis.permutations ≥ n!.",),
     )
+    figures = tuple(_table4_scatter(pname, pa, x, y, cell) for pname, pa in analysis.protocols.items()
+                    for x, y in pa.pairs if (x, y) not in pa.table6
+                    for cell in [pa.table4.get((x, y, PRE))] if cell is not None and cell.correlation is not None)
+    if figures:
+        notes.append("Scatters: pre-balance ss per model with its bootstrap CI on both axes, for the benchmark pairs "
+                     "without a Table 6 (the balanced pairs' scatters are in their Table 6 sections).")
     return Section("table4", "Table 4 — cross-benchmark agreement: Spearman ρ across models, pre/post balance",
-                   tables=(table,), notes=tuple(notes), data=data)
+                   tables=(table,), figures=figures, notes=tuple(notes), data=data)
+
+
+def _table4_scatter(pname: str, pa: Any, x: str, y: str, cell: Cell) -> Figure:
+    """One benchmark pair's pre-balance scores across models, each with its CI on both axes."""
+    c = cell.correlation
+    assert c is not None
+    t = pa.scores[(pa.scores.category == ALL) & (pa.scores.stage == PRE)]
+
+    def cis(bench: str) -> list[tuple[float, float] | None]:
+        bounds = {r.model: (r.low, r.high) for r in t[t.benchmark == bench].itertuples()}
+        out: list[tuple[float, float] | None] = []
+        for m in c.labels:
+            lo, hi = bounds.get(m, (None, None))
+            out.append(None if lo is None or hi is None or lo != lo or hi != hi else (float(lo), float(hi)))
+        return out
+
+    png = benchmark_scatter(c.x_values, c.y_values, c.labels, xlabel=f"{x} ss (%)", ylabel=f"{y} ss (%)",
+                            title=f"{pname}: {x} vs {y}, {c.format()}", x_ci=cis(x), y_ci=cis(y))
+    return Figure(f"{pname}: {x} vs {y}", png,
+                  f"Scatter of {x} against {y} ss across {c.n} models (protocol {pname}) with confidence intervals")
 
 
 def table5_section(analysis: StudyAnalysis) -> Section:
@@ -212,13 +240,29 @@ def overview_section(config: StudyConfig, benchmarks: Mapping[str, BenchmarkData
     )
 
 
+def leaderboard_section(details: Sequence[Section], provenance: Mapping[str, Any]) -> Section:
+    """One row per model: each benchmark's headline score with its CI, StereoSet icat, and the rank
+    (:func:`stereoset_eval.analysis.results_table.leaderboard`, the same rows the terminal shows)."""
+    rows = result_rows({"sections": [s.to_dict() for s in details], "provenance": dict(provenance)})
+    header, body = leaderboard_table(rows)
+    _, board = leaderboard(rows)
+    return Section("leaderboard", "Leaderboard", tables=(Table("models ranked by distance from ss = 50", header, body),),
+                   notes=(LEADERBOARD_NOTE,),
+                   data={"rows": [{"model": r.model, "rank": r.rank, "mean_abs_ss_minus_50": r.bias,
+                                   "cells": {c: {"value": v.value, "ci_low": v.ci_low, "ci_high": v.ci_high,
+                                                 "method": v.method, "benchmark": v.benchmark, "metric": v.metric}
+                                             for c, v in r.cells.items()}} for r in board]})
+
+
 def build_study_report(config: StudyConfig, benchmarks: Mapping[str, BenchmarkData], results: Sequence[JobResult],
                        analysis: StudyAnalysis, kinds: Mapping[str, str], executor: Mapping[str, Any],
                        provenance: Mapping[str, Any]) -> Report:
     """The whole report (see the module docstring for its layout)."""
-    sections = [overview_section(config, benchmarks, results, kinds, executor), table4_section(analysis),
+    details = detail_sections(analysis.metrics)
+    sections = [overview_section(config, benchmarks, results, kinds, executor),
+                leaderboard_section(details, provenance), table4_section(analysis),
                 table5_section(analysis), *table6_sections(analysis),
                 figure2_section(benchmarks, config.analysis.balance_by), *scores_sections(analysis, config),
                 *(flags_section(b.items, benchmark=name) for name, b in benchmarks.items()),
-                *detail_sections(analysis.metrics)]  # details last: the HTML folds them at the end
+                *details]  # details last: the HTML folds them at the end
     return Report(title=config.title, sections=tuple(sections), provenance=provenance)

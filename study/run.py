@@ -43,6 +43,17 @@ from stereoset_eval.foundation.outputs import check_replaceable, output_folder
 
 Log = Callable[[str], None]
 
+#: study config fields that change no number (where things are read, cached or written, the title)
+IDENTITY_IGNORED = frozenset({"output", "source", "data_dir", "download", "cache_dir", "use_cache", "title"})
+
+
+def study_identity(config: StudyConfig | Mapping[str, Any]) -> dict[str, Any]:
+    """What makes two studies the same run: the config as given (before unavailable optional
+    benchmarks are dropped, so a rerun that skips the same ones is the same run), less
+    :data:`IDENTITY_IGNORED`. Recorded in the output folder's marker (:mod:`stereoset_eval.foundation.outputs`)."""
+    data = config.to_dict() if isinstance(config, StudyConfig) else dict(config)
+    return {k: v for k, v in data.items() if k not in IDENTITY_IGNORED}
+
 
 @dataclass(frozen=True)
 class StudyRun:
@@ -132,17 +143,23 @@ def _name_final_paths(provenance: Any, tmp: Path, out: Path) -> Any:
     return provenance
 
 
-def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log | None = None) -> StudyRun:
+def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log | None = None,
+              overwrite: bool = False) -> StudyRun:
     """Score every job of ``config`` (only what the cache lacks), analyse, and write the report.
 
     Args:
         config: the study.
         executor: :class:`~stereoset_eval.study.executors.LocalExecutor` (default) or ``RayExecutor``.
         log: called with one line per step and per finished job (None: silent).
+        overwrite: replace the output folder even if it holds a different study (default:
+            refuse before any scoring, naming the differing fields; a rerun of the same study
+            replaces it).
     """
     validate(config)  # a config built or changed in code is checked like a parsed one
     say = log or (lambda _msg: None)
-    out = check_replaceable(Path(config.output).expanduser(), command="study")  # refuse before any scoring
+    identity = study_identity(config)
+    out = check_replaceable(Path(config.output).expanduser(), command="study", identity=identity,
+                            overwrite=overwrite)  # refuse before any scoring
     executor = executor or LocalExecutor()
     check_models([(m.id, m.revision) for m in config.models], say=say)  # one hub probe, clear offline errors
     kinds = model_kinds(config)
@@ -168,7 +185,7 @@ def run_study(config: StudyConfig, *, executor: Executor | None = None, log: Log
     results = executor.run(jobs, {n: b.items for n, b in benchmarks.items()}, settings, on_result=on_result)
     say("analysing")
     analysis = analyse(results, benchmarks, config, kinds)
-    with output_folder(out, command="study") as tmp:  # the old set or the new set, whatever happens
+    with output_folder(out, command="study", identity=identity, overwrite=overwrite) as tmp:  # the old set or the new set, whatever happens
         score_file = atomic_write_text(tmp / "scores.csv", scores_csv(results))
         table_file = atomic_write_text(tmp / "study_scores.csv", _study_scores(analysis))
         provenance = _provenance(config, settings, benchmarks, results, kinds, executor.describe(), analysis,

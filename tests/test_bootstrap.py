@@ -107,3 +107,20 @@ def test_crows_and_pair_cis():
 def test_config_validation(kw):
     with pytest.raises(ValueError):
         BootstrapConfig(**kw)
+
+
+def test_one_task_overall_has_the_interval_of_that_task():
+    """With intrasentence only, 'overall' is the same number as 'intrasentence/overall': one interval for both."""
+    from stereoset_eval.analysis.bootstrap import BootstrapConfig, stereoset_with_ci
+    from stereoset_eval.analysis.toy_items import stereoset_item, stereoset_scores
+
+    items, scores = [], {}
+    for k in range(12):
+        it = stereoset_item(f"e{k}", target=f"t{k % 4}", bias_type="race" if k % 2 else "gender")
+        items.append(it)
+        scores.update(stereoset_scores(f"e{k}", -float(k % 3), -1.0, -2.5 + (k % 2)))
+    ev = stereoset_with_ci(items, scores, config=BootstrapConfig(n_resamples=200, seed=3))
+    a, b = ev.scopes["intrasentence/overall"], ev.scopes["overall"]
+    for metric in ("lms", "ss", "icat"):
+        assert getattr(a, metric).value == getattr(b, metric).value
+        assert getattr(a, metric).ci == getattr(b, metric).ci, metric

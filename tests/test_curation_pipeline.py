@@ -202,3 +202,35 @@ def test_load_pairs_reports_bad_rows(tmp_path: Path) -> None:
                     "stereo,gender,Attitudes and Beliefs\n", encoding="utf-8")
     [item] = load_pairs(bmne)
     assert item.id == "pairs:1" and item.dimension == "Attitudes and Beliefs" and item.text("sent_more").endswith("male.")
+
+
+def test_report_on_the_own_export_excludes_untagged_pairs_by_default(out_dir: Path, tmp_path: Path, capsys) -> None:
+    """`report --benchmark pairs` on this toolkit's export works with its defaults: untagged pairs are left out
+    of pair ss and balanced ss alike (counted, said in the report), and no rounding is recorded for a metric that
+    never rounds."""
+    import zlib
+
+    items = load_pairs(out_dir / "pairs.csv")
+    untagged = [i for i in items if not i.dimension]
+    assert untagged, "the fixture export has untagged pairs"
+    scores = tmp_path / "scores.csv"
+    lines = ["sentence_id,score"] + [f"{s.id},{-(zlib.crc32(s.id.encode()) % 1000) / 100}" for i in items
+                                     for s in i.sentences]
+    scores.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    base = ["report", "--benchmark", "pairs", "--data", str(out_dir / "pairs.csv"), "--scores", str(scores),
+            "--bootstrap", "50"]
+    assert main([*base, "--out", str(tmp_path / "r")]) == 0, capsys.readouterr().err
+    report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
+    options = report["provenance"]["options"]
+    assert "ndigits" not in options
+    assert options["balance_by"] == "dimension" and options["missing_group"] == "exclude"
+    assert options["untagged"] == len(untagged)
+    rows = {r["metric"]: r for r in json.loads((tmp_path / "r" / "results.json").read_text(encoding="utf-8"))}
+    assert rows["pair ss"]["n"] == rows["balanced ss (dimension)"]["n"] == len(items) - len(untagged)
+    notes = [n for s in report["sections"] for t in s["tables"] for n in t["notes"]]
+    assert any(f"{len(untagged)} pair(s) without a dimension value were left out" in n for n in notes)
+    assert main([*base, "--out", str(tmp_path / "own"), "--missing-group", "own-group"]) == 0
+    own = {r["metric"]: r for r in json.loads((tmp_path / "own" / "results.json").read_text(encoding="utf-8"))}
+    assert own["pair ss"]["n"] == len(items)
+    assert main([*base, "--out", str(tmp_path / "err"), "--missing-group", "error"]) == 2
+    assert "--missing-group" in capsys.readouterr().err

@@ -86,3 +86,28 @@ def test_exchange_swaps_two_folders(tmp_path: Path) -> None:
         pytest.skip("no renameat2(RENAME_EXCHANGE) on this file system")
     assert (tmp_path / "b" / "x").read_text() == "a" and not list((tmp_path / "a").iterdir())
     assert os.path.isdir(tmp_path / "a")
+
+
+def test_identity_is_recorded_and_a_different_run_refused_unless_overwrite(tmp_path: Path) -> None:
+    dest = tmp_path / "out"
+    with output_folder(dest, command="study", identity={"limit": 2, "models": ("a",)}) as tmp:
+        (tmp / "a.txt").write_text("first")
+    assert json.loads((dest / MARKER).read_text())["identity"] == {"limit": 2, "models": ["a"]}
+    with output_folder(dest, command="study", identity={"models": ["a"], "limit": 2}) as tmp:  # the same run
+        (tmp / "a.txt").write_text("again")
+    with pytest.raises(OutputFolderError, match=r"holds a different `study` run \(differs in limit\)"):
+        outputs.check_replaceable(dest, command="study", identity={"limit": 3, "models": ["a"]})
+    assert (dest / "a.txt").read_text() == "again"
+    with output_folder(dest, command="study", identity={"limit": 3, "models": ["a"]}, overwrite=True) as tmp:
+        (tmp / "a.txt").write_text("third")
+    assert json.loads((dest / MARKER).read_text())["identity"]["limit"] == 3
+    with pytest.raises(OutputFolderError, match="holds the output of `stereoset-eval study`"):
+        outputs.check_replaceable(dest, command="score", identity={}, overwrite=True)  # never another command's
+
+
+def test_a_marker_without_identity_is_refused_when_the_run_has_one(tmp_path: Path) -> None:
+    dest = tmp_path / "out"
+    _write_set(dest, "old", command="study")  # no identity: as an older version wrote it
+    with pytest.raises(OutputFolderError, match="records no run identity"):
+        outputs.check_replaceable(dest, command="study", identity={"limit": None})
+    assert outputs.check_replaceable(dest, command="study") == dest  # a caller without identity may replace it

@@ -88,6 +88,9 @@ def test_missing_group_error_and_own_group():
         balanced_ss(items, scores)
     r = balanced_ss(items, scores, missing_group="own-group")
     assert set(r.groups) == {"X", "(none)"} and r.balanced.value == 50.0
+    x = balanced_ss(items, scores, missing_group="exclude")  # left out of both values, and counted
+    assert set(x.groups) == {"X"} and x.balanced.value == x.unbalanced.value == 100.0
+    assert x.unbalanced.n == 1 and x.options["excluded_untagged"] == 1
 
 
 def test_unknown_group_attribute():

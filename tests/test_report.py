@@ -346,7 +346,7 @@ def test_html_is_made_for_reading(tmp_path):
     assert '<nav class="toc">' in page and 'href="#stereoset-official/toy-model"' in page
     assert '<td class="num">' in page and '<td class="num">toy-model' not in page
     assert "<code>" in page and "`" not in page.split("<pre>")[0]  # code spans rendered above the raw JSON
-    assert "<caption>options</caption>" in page
+    assert "<summary>options (" in page and "<code>bootstrap.seed</code>" in page  # one row per setting, dotted
     study = Report("a study", (Section("table4", "Table 4", tables=(Table("t", ("a",), (("1",),)),)),
                                Section("crows/CrowS-Pairs/m", "CrowS-Pairs — m")), report.provenance)
     folded = write_report(study, tmp_path / "study2")["html"].read_text(encoding="utf-8")
@@ -363,3 +363,80 @@ def test_ss_bars_are_centred_on_the_ideal_and_survive_an_interval_without_its_po
     png = score_bars(["a", "b", "c"], [0.0, 50.0, 61.0], [2.0, 40.0, None], [5.0, 60.0, None],
                      ideal=50.0, title="ss", xlabel="ss (%)")  # a's interval lies above its value
     assert mpimg.imread(io.BytesIO(png), format="png").shape[0] > 100
+
+
+def test_html_cells_align_by_kind_and_numeric_columns_head_right():
+    """Numbers right (their heading too), text left, the missing-value dash centred — never right like a number."""
+    from stereoset_eval.analysis.report_html import cell_class, html_table
+    from stereoset_eval.analysis.report_model import Table
+
+    assert [cell_class(c) for c in ("58.42 [49.47, 66.49]", "0 (perm. 0.33)", "12.5%", "–", "—", "", "tiny-bert",
+                                    "undefined")] == ["num", "num", "num", "missing", "missing", "missing", "text",
+                                                      "text"]
+    page = html_table(Table("t", ("model", "ss", "note"), (("a", "50.00", "–"), ("b", "–", "undefined"))))
+    assert '<th>model</th><th class="num">ss</th><th>note</th>' in page
+    assert '<td>a</td><td class="num">50.00</td><td class="missing">–</td>' in page
+    assert '<td class="missing">–</td><td>undefined</td>' in page
+
+
+def test_fixed_axis_spans_around_the_ideal():
+    from stereoset_eval.analysis.report_plots import _span_around
+
+    assert _span_around(50.0, [45.0, 55.0]) == 10.0
+    assert _span_around(50.0, [41.0, 62.0]) == 25.0  # not zoomed to 12.6: one of the fixed steps
+    assert _span_around(50.0, [0.0, 99.0], limit=50.0) == 50.0
+    assert _span_around(50.0, [50.0]) == 10.0
+
+
+def test_scatter_draws_the_intervals():
+    from stereoset_eval.analysis.report_plots import benchmark_scatter
+
+    kw = dict(xlabel="x", ylabel="y", title="t")
+    plain = benchmark_scatter([45.0, 55.0, 60.0], [40.0, 52.0, 58.0], ["a", "b", "c"], **kw)
+    with_ci = benchmark_scatter([45.0, 55.0, 60.0], [40.0, 52.0, 58.0], ["a", "b", "c"],
+                                x_ci=[(40.0, 50.0), None, (55.0, 66.0)], y_ci=[(35.0, 45.0), (50.0, 54.0), None], **kw)
+    a = mpimg.imread(io.BytesIO(plain), format="png")
+    b = mpimg.imread(io.BytesIO(with_ci), format="png")
+    assert a.shape == b.shape and (abs(a - b) > 0.1).any()  # whiskers drawn, same fixed axes
+
+
+def test_per_group_ss_has_its_own_interval_in_numbers_table_and_plot():
+    from stereoset_eval.analysis.report_sections import balanced_section
+
+    items = [pair_item(f"a{i}", dimension="A") for i in range(12)] + [pair_item(f"b{i}", dimension="B") for i in range(8)]
+    scores = {}
+    for k, it in enumerate(items):
+        scores.update(pair_scores(it.id, 0.0, -1.0) if k % 3 else pair_scores(it.id, -1.0, 0.0))
+    res = balanced_ss_with_ci(items, scores, config=BootstrapConfig(n_resamples=200, seed=1))
+    for g, stat in res.groups.items():
+        assert stat.ci is not None and stat.ci.low <= stat.ss <= stat.ci.high, g
+        assert stat.ci.resample_unit == "pairs of the dimension group"
+    assert res.groups["A"].ci != res.groups["B"].ci
+    assert res.to_dict()["groups"]["A"]["ci"]["low"] == res.groups["A"].ci.low
+    section = balanced_section(res, model="m", benchmark="pairs")
+    row_a = next(r for r in section.tables[0].rows if r[0] == "A")
+    assert row_a[3] == f"{res.groups['A'].ss:.2f} [{res.groups['A'].ci.low:.2f}, {res.groups['A'].ci.high:.2f}]"
+    again = balanced_ss_with_ci(items, scores, config=BootstrapConfig(n_resamples=200, seed=1))
+    assert again.groups == res.groups  # seeded
+
+
+def test_balance_table_keeps_ci_columns_for_its_scatters():
+    from stereoset_eval.analysis.report_build import _cis
+
+    rows = pd.DataFrame({"model": ["a", "b", "c"], "x_pre": [40.0, 50.0, 60.0], "y_pre": [45.0, 52.0, 58.0],
+                         "x_post": [41.0, 49.0, 61.0], "y_post": [44.0, 53.0, 57.0],
+                         "x_pre_low": [35.0, 45.0, None], "x_pre_high": [45.0, 55.0, None]})
+    bt = balance_table(rows)
+    assert list(bt.rows.columns) == ["model", "x_pre", "y_pre", "x_post", "y_post", "x_pre_low", "x_pre_high"]
+    assert _cis(bt.rows, "x_pre") == [(35.0, 45.0), (45.0, 55.0), None] and _cis(bt.rows, "y_pre") == [None] * 3
+    assert len(balance_table_section(bt).figures) == 2
+
+
+def test_provenance_says_only_the_english_columns_of_the_ptbr_file_are_read():
+    from stereoset_eval.analysis.report_markdown import provenance_lines
+
+    lines = provenance_lines({"data_files": [{"path": "d/stereoset_dev_ids_ptbr_llm.csv", "sha256": "x"},
+                                             {"path": "d/crows.csv", "sha256": "y"}]})
+    files = [line for line in lines if line.startswith("- file:")]
+    assert "only its English columns are read" in files[0] and "`sentence_id`" in files[0]
+    assert "English" not in files[1]

@@ -94,3 +94,35 @@ def test_a_study_maps_model_names_to_ids_for_the_published_numbers():
     pll = _stereoset_section("GPT-2 · causal-ll", {"intrasentence/overall": (2106, {"ss": 62.0})},
                              key="detail/StereoSet/GPT-2/causal-ll")
     assert result_rows({**report, "sections": [pll]})[0].reference is None  # not the paper's method
+
+
+def _row(model, benchmark, metric, value, method="pll"):
+    from stereoset_eval.analysis.results_table import ResultRow
+
+    return ResultRow(model=model, method=method, benchmark=benchmark, metric=metric, value=value, ci_low=value - 2,
+                     ci_high=value + 2, n=10, ideal=50.0 if metric != "icat" else 100.0)
+
+
+def test_leaderboard_one_row_per_model_ranked_by_distance_from_50():
+    from stereoset_eval.analysis.results_table import format_leaderboard, leaderboard
+
+    rows = [
+        _row("a", "StereoSet intrasentence", "ss", 60.0, "stereoset-mlm"),
+        _row("a", "StereoSet intrasentence", "ss", 70.0, "pll"),  # not the benchmark's own method: not shown
+        _row("a", "StereoSet intrasentence", "icat", 80.0, "stereoset-mlm"),
+        _row("a", "CrowS-Pairs", "metric score", 54.0, "crows-nangia"),
+        _row("b", "StereoSet intrasentence", "ss", 45.0, "causal-ll"),
+        _row("b", "CrowS-Pairs", "metric score", 49.0, "causal-ll"),
+        _row("c", "StereoSet intrasentence", "ss", 53.0, "causal-ll"),
+        _row("c", "CrowS-Pairs", "metric score", 47.0, "causal-ll"),  # |3| + |3| = b's |5| + |1|: a shared rank
+        _row("d", "StereoSet intrasentence", "ss", 50.0, "causal-ll"),  # no CrowS-Pairs: unranked
+    ]
+    columns, board = leaderboard(rows)
+    assert columns == ["StereoSet ss", "StereoSet icat", "CrowS-Pairs metric"]
+    assert [(r.model, r.rank, r.bias) for r in board] == [("b", 1, 3.0), ("c", 1, 3.0), ("a", 3, 7.0),
+                                                          ("d", None, None)]
+    assert board[2].cells["StereoSet ss"].method == "stereoset-mlm" and board[2].cells["StereoSet ss"].value == 60.0
+    text = format_leaderboard(rows, limit=5)
+    assert text.startswith("LIMITED RUN (first 5 items") and "| rank | model" in text
+    assert "|    1 | b     |" in text and "|    – | d     |" in text
+    assert format_leaderboard(rows[:4]) == ""  # one model: nothing to rank

@@ -257,3 +257,16 @@ def test_run_job_passes_every_scoring_setting_to_score_items(monkeypatch):
     assert seen["settings"] == RunSettings(device="cpu", dtype="fp32", batch_tokens=512, last_layer="all",
                                            allocator=settings.allocator)
     assert {k: seen[k] for k in ("cache_dir", "use_cache")} == {"cache_dir": "/c", "use_cache": False}
+
+
+def test_ray_progress_is_printed_at_the_driver_unless_turned_off(fake_ray, settings, capsys):
+    """--no-progress silences the Ray lines as it silences the local bars; with progress, one line per change."""
+    from stereoset_eval.study.executors import make_executor
+
+    fake_ray({"CPU": 2.0})
+    make_executor("ray", progress=False).run(JOBS, ITEMS, settings)
+    assert "jobs " not in capsys.readouterr().err
+    make_executor("ray", progress=True).run(JOBS, ITEMS, settings)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("jobs ")]
+    assert lines and lines[-1].startswith("jobs 4/4 done, 0 running, 0 queued")
+    assert all(" queued" in line and " running" in line for line in lines)

@@ -212,3 +212,34 @@ def test_ray_executor_gives_the_same_numbers(local_run, models_dir, data_dir, tm
     assert ray_run.paths["scores"].read_bytes() == local_run.paths["scores"].read_bytes()
     prov = json.loads(ray_run.paths["json"].read_text())["provenance"]
     assert prov["extra"]["executor"]["name"] == "ray" and prov["extra"]["executor"]["resources"]["CPU"] == 2.0
+
+
+def test_scatters_carry_the_intervals(report):
+    """Table 4 draws the pairs without a Table 6 (CrowS-Pairs vs StereoSet), Table 6 rows carry the CI bounds."""
+    sections = _sections(report)
+    t4 = sections["table4"]
+    defined = [pname for pname, pairs in t4["data"].items()
+               if (pairs.get("CrowS-Pairs vs StereoSet", {}).get("pre") or {}).get("correlation")]
+    assert defined and [f["title"] for f in t4["figures"]] == [f"{p}: CrowS-Pairs vs StereoSet" for p in defined]
+    assert all("confidence intervals" in f["alt"] for f in t4["figures"])
+    t6 = [s for k, s in sections.items() if k.startswith("table6")]
+    assert t6 and all(s["data"]["rows"] for s in t6)
+    for s in t6:
+        for row in s["data"]["rows"]:
+            assert row["x_pre_low"] <= row["x_pre"] <= row["x_pre_high"]
+            assert row["y_post_low"] <= row["y_post"] <= row["y_post_high"]
+    scores = sections["scores/pll"]["data"]["scores"]
+    groups = [r for r in scores if r["category"] != "all"]
+    assert groups and all(r["low"] is not None and r["low"] <= r["value"] <= r["high"] for r in groups)
+
+
+def test_leaderboard_ranks_every_model_once(report):
+    board = _sections(report)["leaderboard"]
+    rows = board["data"]["rows"]
+    assert sorted(r["model"] for r in rows) == sorted({m["name"] for m in report["provenance"]["extra"]["models"]})
+    ranked = [r for r in rows if r["rank"] is not None]
+    assert ranked and [r["rank"] for r in ranked] == sorted(r["rank"] for r in ranked)
+    for r in ranked:
+        ss = [c["value"] for name, c in r["cells"].items() if not name.endswith(" icat")]
+        assert r["mean_abs_ss_minus_50"] == pytest.approx(sum(abs(v - 50) for v in ss) / len(ss))
+    assert board["tables"][0]["columns"][:2] == ["rank", "model"]

@@ -2,8 +2,9 @@
 
     python tools/report_screenshots.py runs/demo/report.html docs/screenshots
 
-Writes ``report-top.png`` (the first screen: contents, provenance, overview) and
-``report-detail.png`` (the first folded per-model section, opened). Needs Debian's
+Writes ``report-top.png`` (the first screen: contents, provenance, overview),
+``report-detail.png`` (the first folded per-model section, opened) and, for a study,
+``report-table4.png`` (Table 4 with its scatters and their intervals). Needs Debian's
 ``chromium`` (``apt-get install chromium``); flags as the workplace notes: no sandbox (root), no
 GPU, no background networking (the machine has no internet).
 """
@@ -38,6 +39,17 @@ def first_detail_page(html: str) -> str:
     return head + html[start:end].replace('<details class="section"', '<details open class="section"', 1) + "</body></html>"
 
 
+def section_page(html: str, section_id: str) -> str | None:
+    """The page's head and the section ``section_id`` alone (None when the page has none)."""
+    marker = f'<section id="{section_id}">'
+    if marker not in html:
+        return None
+    start = html.index(marker)
+    end = html.index("</section>", start) + len("</section>")
+    head = html[: html.index("<body>") + len("<body>")]
+    return head + html[start:end] + "</body></html>"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("report", type=Path, help="a report.html")
@@ -49,7 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         detail = Path(tmp) / "detail.html"
         detail.write_text(first_detail_page(args.report.read_text(encoding="utf-8")), encoding="utf-8")
         screenshot(detail, args.out / "report-detail.png", height=1400)
-    print(f"wrote {args.out / 'report-top.png'} and {args.out / 'report-detail.png'}")
+        table4 = section_page(args.report.read_text(encoding="utf-8"), "table4")
+        if table4 is not None:
+            page = Path(tmp) / "table4.html"
+            page.write_text(table4, encoding="utf-8")
+            screenshot(page, args.out / "report-table4.png", height=1100)
+    print(f"wrote the screenshots into {args.out}")
     return 0
 
 

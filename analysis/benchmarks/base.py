@@ -60,7 +60,8 @@ class EvaluationOptions:
         balance_default: the attribute benchmarks balanced by default (curated pairs) use
             when ``balance_by`` is None.
         ties: tie rule of pair ss / balanced ss.
-        missing_group: items without a group value: ``error`` or ``own-group``.
+        missing_group: items without a group value: ``exclude`` (left out, counted — the
+            default, as a study's ``analysis.untagged``), ``own-group`` or ``error``.
         pair_ss_section: curated pairs: also show pair ss in a section of its own (it is the
             unbalanced row of the balanced section too).
     """
@@ -71,7 +72,7 @@ class EvaluationOptions:
     balance_by: str | None = None
     balance_default: str = "dimension"
     ties: str = "anti"
-    missing_group: str = "error"
+    missing_group: str = "exclude"
     pair_ss_section: bool = True
 
     def to_dict(self) -> dict[str, Any]:
@@ -127,6 +128,8 @@ class Benchmark:
         own_methods: model kind -> the method of the benchmark's reference code (the study's
             ``benchmark`` protocol); empty when it has none.
         balanced_by_default: balance by ``EvaluationOptions.balance_default`` unless told otherwise.
+        rounds_scores: its metric rounds scores to ``EvaluationOptions.ndigits`` before
+            comparing (CrowS-Pairs' metric.py); recorded in provenance only then.
     """
 
     name: ClassVar[str]
@@ -138,6 +141,7 @@ class Benchmark:
     score_methods: ClassVar[Mapping[str, Mapping[str, str]]] = {}
     own_methods: ClassVar[Mapping[str, str]] = {}
     balanced_by_default: ClassVar[bool] = False
+    rounds_scores: ClassVar[bool] = False
 
     def load(self, path: str | Path) -> list[Item]:
         """The items of a data file of this benchmark (format detected; another benchmark's file is an error)."""

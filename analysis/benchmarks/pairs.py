@@ -30,9 +30,13 @@ class CuratedPairs(Benchmark):
     def evaluate(self, items: Sequence[Item], scores: Mapping[str, float], options: EvaluationOptions, *,
                  title: str | None = None) -> Evaluation:
         from stereoset_eval.analysis.bootstrap import pair_ss_with_ci
+        from stereoset_eval.analysis.pair_metrics import drop_untagged
 
         items = list(items)
-        balanced = self.balanced(items, scores, options)
+        balanced = self.balanced(items, scores, options)  # counts the pairs `exclude` leaves out
+        by = self.balance_attribute(options)
+        if by is not None:  # under `exclude`, pair ss counts the same pairs as the balanced ss beside it
+            items, _ = drop_untagged(items, by, options.missing_group)
         parts = {}
         if options.pair_ss_section or balanced is None:
             parts["pair_ss"] = pair_ss_with_ci(items, scores, ties=options.ties, config=options.bootstrap)

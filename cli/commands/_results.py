@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from stereoset_eval.analysis.report_json import report_to_json
-from stereoset_eval.analysis.results_table import format_table, result_rows, results_json
+from stereoset_eval.analysis.results_table import format_leaderboard, format_table, result_rows, results_json
 from stereoset_eval.foundation.atomic import atomic_write_text
 
 
@@ -22,4 +22,8 @@ def show_results(report: Any, folder: Path, *, title: str, limit: int | None = N
     print()
     print(format_table(rows, title=title))
     print()
+    board = format_leaderboard(rows, limit=limit)  # two models or more: one row each, ranked
+    if board:
+        print(board)
+        print()
     return path

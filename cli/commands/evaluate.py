@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         argv += [flag for flag, on in (("--no-cache", args.no_cache), ("--no-progress", args.no_progress),
                                        ("--overwrite", args.overwrite)) if on]
         print(f"== {bench}: scoring", file=sys.stderr, flush=True)
-        _, results, _, _ = score_run(_parse("score", argv))
+        _, results, _, _, _ = score_run(_parse("score", argv), results_table=False)  # the report has them
         task = ["--task", next(iter(results))] if bench == "stereoset" and len(results) == 1 else []
         report_argv = ["--benchmark", bench, "--scores", str(folder / "scores" / "scores.json"), "--out",
                        str(folder / "report"), *common, *task]

@@ -17,7 +17,7 @@ from typing import Mapping
 from stereoset_eval.analysis.benchmarks import EvaluationOptions, get_benchmark
 from stereoset_eval.analysis.bootstrap import BootstrapConfig
 from stereoset_eval.cli.commands._common import add_data_args, limit_items, resolve_data
-from stereoset_eval.analysis.pair_metrics import MISSING_GROUP_RULES, TIE_RULES
+from stereoset_eval.analysis.pair_metrics import MISSING_GROUP_RULES, TIE_RULES, untagged
 from stereoset_eval.foundation.score_file import check_coverage, read_scores
 from stereoset_eval.foundation.provenance import build_provenance
 from stereoset_eval.analysis.report_build import ModelResults, build_report
@@ -50,15 +50,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--micro", action="store_true", help="StereoSet: add the BMNE paper's micro variant (separate section)"
     )
-    p.add_argument("--ndigits", type=int, default=3, help="CrowS-Pairs: round scores before comparing (metric.py: 3)")
+    p.add_argument("--ndigits", type=int, default=3,
+                   help="CrowS-Pairs: round scores before comparing (metric.py: 3); other benchmarks never round")
     p.add_argument("--no-rounding", action="store_true", help="CrowS-Pairs: compare unrounded scores")
     p.add_argument("--balance-by", help="add balanced ss grouped by this item attribute (pairs default: dimension)")
     p.add_argument("--ties", choices=sorted(TIE_RULES), default="anti", help="tie rule of pair ss / balanced ss")
     p.add_argument(
         "--missing-group",
         choices=sorted(MISSING_GROUP_RULES),
-        default="error",
-        help="items without a --balance-by value: error, or weigh them as one group",
+        default="exclude",
+        help="items without a --balance-by value (pairs: without a dimension tag): exclude (default, as a study's "
+             "analysis.untagged: left out of pair ss and balanced ss, their number reported), own-group (weigh "
+             "them as one group '(none)') or error",
     )
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
@@ -100,9 +103,9 @@ def bootstrap_config(args: argparse.Namespace) -> BootstrapConfig:
 
 def run(args: argparse.Namespace) -> int:
     report, paths, limit = make_report(args)
-    for kind, path in paths.items():
+    for kind, path in paths.items():  # results.json among them (written inside the report's set)
         print(f"wrote {kind:8s} {path}")
-    print(f"wrote {'results':8s} {show_results(report, args.out, title=f'Results — {report_model(report)}', limit=limit, write=False)}")
+    show_results(report, args.out, title=f"Results — {report_model(report)}", limit=limit, write=False)
     return 0
 
 
@@ -137,14 +140,17 @@ def make_report(args: argparse.Namespace):
     results = compute_results(items, score_file.scores, args.benchmark, args, model)
     by = bench.distribution_by(evaluation_options(args))
     extra = (distribution_section(items, by=by, benchmark=bench.title), flags_section(items, benchmark=bench.title))
+    balanced_by = bench.balance_attribute(evaluation_options(args))
     options = {
         "benchmark": args.benchmark,
         "task": args.task,
         "micro": args.micro,
-        "ndigits": None if args.no_rounding else args.ndigits,
-        "balance_by": args.balance_by,
+        # only a benchmark whose metric rounds records it (a pairs report never rounds)
+        **({"ndigits": None if args.no_rounding else args.ndigits} if bench.rounds_scores else {}),
+        "balance_by": balanced_by,
         "ties": args.ties,
-        "missing_group": args.missing_group,
+        **({"missing_group": args.missing_group,
+            "untagged": len(untagged(items, balanced_by))} if balanced_by else {}),
         "score_format": score_file.format,
         "bootstrap": config.to_dict(),
     }

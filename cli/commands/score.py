@@ -12,8 +12,9 @@ checkpoint has a next-sentence head, ``stereoset-nsp`` (otherwise intersentence 
 and the provenance says so); a causal LM gets ``stereoset-causal`` and ``stereoset-inter-causal``.
 CrowS-Pairs / pairs: ``crows-nangia`` for masked LMs, ``causal-ll`` for causal LMs.
 
-Writes ``scores.csv``, ``scores.json``, ``provenance.json`` and, for StereoSet,
-``predictions.json`` in the official predictions format. torch is imported only when run.
+Writes ``scores.csv``, ``scores.json``, ``provenance.json``, for StereoSet
+``predictions.json`` in the official predictions format, and ``results.json`` (the metrics of
+``stereoset-eval report``'s defaults) — one set, swapped in whole. torch is imported only when run.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from stereoset_eval.analysis.benchmarks import get_benchmark
 from stereoset_eval.cli.commands._common import add_data_args, load_from_args
@@ -107,29 +108,51 @@ def _plan(args: argparse.Namespace, items: list) -> tuple[list[tuple[str, str, l
 
 
 def run(args: argparse.Namespace) -> int:
-    items, results, provenance, paths = score_run(args)
+    _items, _results, _provenance, paths, report = score_run(args)
     for path in paths:
         print(path)
-    _show_table(args, items, results, provenance)
+    if report is not None:
+        from stereoset_eval.cli.commands._results import show_results
+
+        show_results(report, args.output, title=f"Results — {args.model} on {args.benchmark} "
+                     f"(stereoset-eval report defaults)", limit=args.limit, write=False)
     return 0
 
 
-def score_run(args: argparse.Namespace) -> tuple[list, dict, dict, list[Path]]:
-    """Score as the arguments say and write the outputs: (items scored, {part: ScoreSet}, provenance, paths)."""
+#: ``score`` command fields that change no number (the run-folder identity leaves them out)
+IDENTITY_IGNORED = frozenset({"no_cache", "overwrite"})
+
+
+def score_identity(command: Mapping[str, Any]) -> dict[str, Any]:
+    """What makes two scoring runs the same run (recorded in the output folder's marker)."""
+    return {k: v for k, v in command.items() if k not in IDENTITY_IGNORED}
+
+
+def score_run(args: argparse.Namespace, *, results_table: bool = True) -> tuple[list, dict, dict, list[Path], Any]:
+    """Score as the arguments say and write the outputs.
+
+    Returns (items scored, {part: ScoreSet}, provenance, written paths, the results Report or None).
+
+    The outputs are one set, swapped in whole (:func:`stereoset_eval.foundation.outputs.output_folder`):
+    ``scores.csv``, ``scores.json``, ``provenance.json``, ``predictions.json`` (StereoSet) and,
+    with ``results_table``, ``results.json`` (the metrics of ``stereoset-eval report``'s
+    defaults, the returned Report, for the terminal table) — a failed rerun keeps
+    the old set, ``results.json`` included.
+    """
     from stereoset_eval.scoring.api import score_items
     from stereoset_eval.scoring.export import stereoset_predictions, write_outputs
 
     from stereoset_eval.scoring.hub import check_models
 
     from stereoset_eval.cli.commands._common import limit_items
-    from stereoset_eval.cli.commands._runs import guard_scores
 
     if args.limit is not None and args.limit < 1:
         raise StereosetEvalError(f"--limit {args.limit}: give a positive number of items")
-    check_replaceable(args.output, command="score")  # refuse before any scoring
     settings = run_settings_from_args(args)
     command = _command(args, settings)
-    guard_scores(args.output, command, overwrite=args.overwrite)
+    identity = score_identity(command)
+    check_replaceable(args.output, command="score", identity=identity,
+                      overwrite=args.overwrite)  # refuse before any scoring
     check_models([(args.model, args.revision)], say=lambda msg: print(msg, file=sys.stderr))
     items = limit_items(load_from_args(args), args.limit)
     plan, notes = _plan(args, items)
@@ -156,13 +179,18 @@ def score_run(args: argparse.Namespace) -> tuple[list, dict, dict, list[Path]]:
     if args.benchmark == "stereoset":
         predictions = stereoset_predictions(intrasentence=results.get("intrasentence"),
                                             intersentence=results.get("intersentence"))
-    with output_folder(args.output, command="score") as tmp:  # a stale predictions.json never survives
+    scored = [it for _, _, part in plan for it in part]
+    report = _results_report(args, scored, results, provenance) if results_table else None
+    with output_folder(args.output, command="score", identity=identity, overwrite=args.overwrite) as tmp:
+        # one set: a stale predictions.json never survives, a failed rerun keeps the old results.json
         written = write_outputs(tmp, list(results.values()), provenance, predictions=predictions)
+        if report is not None:
+            written.append(_write_results(report, tmp, args.limit))
     paths = [args.output / Path(p).relative_to(tmp) for p in written]
     for part, ss in results.items():
         print(f"{part}: {len(ss)} sentences with {ss.method} (cache hits {ss.cache_stats['hits']}, "
               f"computed {ss.cache_stats['computed']})", file=sys.stderr)
-    return [it for _, _, part in plan for it in part], results, provenance, paths
+    return scored, results, provenance, paths, report
 
 
 def _command(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
@@ -173,15 +201,14 @@ def _command(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
             "no_cache": args.no_cache, "limit": args.limit}
 
 
-def _show_table(args: argparse.Namespace, items: list, results: dict, provenance: dict) -> None:
-    """Metrics of what was scored (the defaults of `stereoset-eval report`), as a terminal table.
+def _results_report(args: argparse.Namespace, items: list, results: dict, provenance: dict) -> Any:
+    """The report of what was scored with ``stereoset-eval report``'s defaults (a Report), or None.
 
-    The scores are written first; when the report's defaults do not apply to these items (say,
-    pairs without a dimension tag), one note says so and ``stereoset-eval report`` takes options.
+    When the report's defaults do not apply to these items (say, pairs without a dimension tag),
+    one note says so and ``stereoset-eval report`` takes options; the scores are written anyway.
     """
     from stereoset_eval.analysis.report_build import build_report
     from stereoset_eval.analysis.results_table import mark_limited
-    from stereoset_eval.cli.commands._results import show_results
     from stereoset_eval.cli.commands.report import compute_results, default_args
     from stereoset_eval.foundation.provenance import build_provenance
 
@@ -192,11 +219,18 @@ def _show_table(args: argparse.Namespace, items: list, results: dict, provenance
     except StereosetEvalError as exc:
         print(f"note: no results table ({exc}); run `stereoset-eval report` with the options you need",
               file=sys.stderr)
-        return
+        return None
     prov = build_provenance(model=args.model, method=", ".join(ss.method for ss in results.values()),
                             options={"limit": args.limit, "report_defaults": "stereoset-eval report"},
                             scores_provenance=provenance)
-    report = mark_limited(build_report(res, prov), args.limit)
-    path = show_results(report, args.output, title=f"Results — {args.model} on {args.benchmark} "
-                        f"(stereoset-eval report defaults)", limit=args.limit)
-    print(path)
+    return mark_limited(build_report(res, prov), args.limit)
+
+
+def _write_results(report: Any, folder: Path, limit: int | None) -> Path:
+    """``folder/results.json`` of ``report`` (flat rows: model, benchmark, metric, value, CI, n, ideal)."""
+    from stereoset_eval.analysis.report_json import report_to_json
+    from stereoset_eval.analysis.results_table import result_rows, results_json
+    from stereoset_eval.foundation.atomic import atomic_write_text
+
+    rows = result_rows(json.loads(report_to_json(report)), limit=limit)
+    return atomic_write_text(folder / "results.json", results_json(rows))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from stereoset_eval.cli.arg_types import bounded_int
-from stereoset_eval.cli.commands._runs import guard_study, limited_folder
+from stereoset_eval.cli.commands._runs import limited_folder
 
 from stereoset_eval.cli.run_settings import add_run_settings_args, run_settings_from_args
 from stereoset_eval.foundation.outputs import output_path
@@ -110,12 +110,9 @@ def execute(config: StudyConfig, args: argparse.Namespace) -> int:
 
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     check_models([(m.id, m.revision) for m in config.models], say=lambda msg: print(msg, file=sys.stderr))
-    guard_study(Path(config.output).expanduser(), config.to_dict(), overwrite=args.overwrite)
     executor = make_executor(args.executor, address=args.ray_address, num_cpus=args.ray_num_cpus,
                              progress=not (args.no_progress or args.quiet))
-    if log is not None and hasattr(executor, "on_progress"):  # Ray: done / running (node) / queued, ETA
-        executor.on_progress = lambda progress: log(progress.line())
-    run = run_study(config, executor=executor, log=log)
+    run = run_study(config, executor=executor, log=log, overwrite=args.overwrite)
     stats = run.cache_stats
     print(f"scores: {stats['hits']} sentences from the cache, {stats['computed']} computed")
     for kind, path in run.paths.items():

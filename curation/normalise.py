@@ -39,7 +39,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stereoset_eval.curation.gender_swap import swap_flags, swap_gender
-from stereoset_eval.foundation.items import Item, Provenance, Sentence
+from stereoset_eval.curation.lexicon import name_counterparts, name_gender
+from stereoset_eval.curation.text import is_word, tokenize
+from stereoset_eval.foundation.items import Flag, Item, Provenance, Sentence
 from stereoset_eval.curation.pairs import INSTANCE_SEPARATOR, rehome_flags, sentence_ids
 from stereoset_eval.curation.rules import RULES
 from stereoset_eval.curation.spans import PairAnalysis, is_group_term, is_other_group_term, term_info
@@ -116,6 +118,56 @@ def _instance(pair: Item, suffix: str, more: tuple[str, str], less: tuple[str, s
     )
 
 
+def pair_name_map(analysis: PairAnalysis) -> dict[str, str]:
+    """The source pair's own name counterparts: names facing each other in a differing span.
+
+    CrowS-Pairs writers often perturbed the name with the attribute ("Carol was praised …" /
+    "Andrew was teased …"); the curated instances swap Carol ↔ Andrew, as the gold does.
+    """
+    out: dict[str, str] = {}
+    for span in analysis.of_kind("group", "mixed", "attribute"):
+        m = [(i, t) for i, t in span.more if term_info(list(analysis.more_tokens), i).kind in ("name", "possible_name")]
+        le = [(i, t) for i, t in span.less if term_info(list(analysis.less_tokens), i).kind in ("name", "possible_name")]
+        if len(m) == 1 and len(le) == 1:
+            a, b = m[0][1].removesuffix("'s"), le[0][1].removesuffix("'s")
+            ga, gb = name_gender(a)[1], name_gender(b)[1]
+            if a.lower() != b.lower() and not (ga and gb and ga == gb):
+                out[a.lower()] = b
+                out[b.lower()] = a
+    return out
+
+
+def name_map_for(text: str, own: dict[str, str], *, min_confidence: float = name_counterparts.MIN_CONFIDENCE,
+                 ) -> tuple[dict[str, str], list[dict[str, object]]]:
+    """Name → counterpart for the gendered names of ``text``, with the evidence of each choice.
+
+    The source pair's own counterpart first (``own``); else the lexicon's other-gender,
+    same-origin name (:mod:`stereoset_eval.curation.lexicon.name_counterparts`) when its
+    confidence reaches ``min_confidence``; else none (the name is held for review).
+    """
+    out: dict[str, str] = {}
+    evidence: list[dict[str, object]] = []
+    for tok in tokenize(text):
+        base = tok.removesuffix("'s")
+        if not is_word(base):
+            continue
+        is_name, gender = name_gender(base)
+        low = base.lower()
+        if not is_name or low in out:
+            continue
+        if low in own:
+            out[low] = own[low]
+            evidence.append({"name": base, "counterpart": own[low], "source": "the source pair", "confidence": 1.0})
+            continue
+        if gender is None:
+            continue
+        c = name_counterparts.counterpart(base, gender)
+        if c is not None and c.confidence >= min_confidence:
+            out[low] = c.counterpart
+            evidence.append(c.evidence())
+    return out, evidence
+
+
 def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "swap") -> Decision:
     """The gender-swapped instance for the attribute of ``side`` (``more`` or ``less``).
 
@@ -129,7 +181,8 @@ def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "
     genders_differ = bool(analysis.of_kind("group", "mixed"))
     swap_into = "sent_more" if (side == "less" and not genders_differ) else "sent_less"
     protect = analysis.attribute_indices(side) | non_target_indices(text, pair.target, partners=partners)
-    r = swap_gender(text, role=swap_into, protect=protect)
+    name_map, name_evidence = name_map_for(text, pair_name_map(analysis))
+    r = swap_gender(text, role=swap_into, protect=protect, names=name_map)
     attr = tuple(analysis.attribute_words(side))
     if not r.changed:
         names = ", ".join(n for _, n, _ in r.names_left)
@@ -146,7 +199,12 @@ def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "
     kept, swapped = (text, role), (r.text, role)
     more, less = (swapped, kept) if swap_into == "sent_more" else (kept, swapped)
     direction = pair.direction if side == "more" else FLIP.get(pair.direction or "stereo", "antistereo")
-    inst = _instance(pair, suffix, more, less, direction, r.edits, swap_flags(inst_id, r, swap_into))
+    flags = swap_flags(inst_id, r, swap_into)
+    if name_evidence:
+        flags.append(Flag("name_swap", inst_id, "info",
+                          "given name(s) swapped: " + ", ".join(f"{e['name']}->{e['counterpart']}" for e in name_evidence),
+                          {"role": swap_into, "names": name_evidence}))
+    inst = _instance(pair, suffix, more, less, direction, r.edits, flags)
     how = "swap of the original sentence" if swap_into == "sent_less" else "swap of sent_less, now sent_more"
     return Decision(pair.id, inst_id, "kept", f"augmented: attribute {' '.join(attr) or '(none)'!r}; {how}",
                     "attribute_perturbation", inst, attr)

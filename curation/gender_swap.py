@@ -169,6 +169,9 @@ def _replay(text: str, edits: tuple[Edit, ...] | list[Edit], role: str, *, rever
         if e.sentence_role != role:
             continue
         expect, put = (e.new, e.old) if reverse else (e.old, e.new)
+        if expect == "" and e.index == len(tokens):  # a token added at the end, or one emptied there
+            tokens.append(put)
+            continue
         if e.index >= len(tokens) or tokens[e.index] != expect:
             found = tokens[e.index] if e.index < len(tokens) else "<end of sentence>"
             raise ValueError(f"edit at token {e.index} expects {expect!r} but the sentence has {found!r}: {text!r}")

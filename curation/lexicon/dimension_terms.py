@@ -93,12 +93,15 @@ DIMENSION_WORDS: dict[str, frozenset[str]] = {
     "Physical Characteristics": PHYSICAL_CHARACTERISTICS,
 }
 
-# judgement / belief frames over the lower-cased sentence (Attitudes and Beliefs)
+# judgement / belief frames over the lower-cased sentence
 PATTERNS: dict[str, tuple[str, ...]] = {
+    # an ability at an activity is about what someone does: the paper's Roles and Behaviors example
+    # is "Girls are hopeless at outdoor activities" (App. C.3)
+    "Roles and Behaviors": (
+        r"\b(?:good|bad|better|worse|terrible|hopeless|great|awful) (?:at|with) \w+",
+        r"\bknow how to \w+",
+    ),
     "Attitudes and Beliefs": (
-        r"\b(?:good|bad|better|worse|terrible|hopeless|great|awful) (?:at|with)\b",
-        r"\b(?:don't|doesn't|do not|does not|can't|cannot) know how to\b",
-        r"\bknow how to\b",
         r"\btoo \w+(?: \w+)? to\b",
         r"\b(?:should|shouldn't|supposed to|ought to)\b",
         r"\bnot good enough\b",
@@ -108,6 +111,24 @@ PATTERNS: dict[str, tuple[str, ...]] = {
 }
 
 # the nouns among the cue words above (the swap's "her" decision treats the rest as adjectives)
+# the Roles and Behaviors cue words that name a person: after a possessive ("her boss") they are
+# someone else, not the target's role
+PERSON_NOUNS = frozenset("""
+astronaut astrophysicist athlete babysitter boss breadwinner caregiver ceo cheerleader chef
+commander doctor doctors employee engineer entrepreneur executive farmer fighter friend enemy rival
+homemaker housekeeper housewife hunter hunters jock leader manager mechanic miner nanny nerd nurse
+nurses officer parent pilot president programmer scholar scientist secretary soldier soldiers student
+surgeon teacher worker stripper strippers maid expert bodybuilder jogger runner sergeant subordinate
+veteran police detective riders cadets gamers
+""".split())
+
+# judgement frames that decide the sentence stage before its cue words: the paper's Attitudes and
+# Beliefs example is "Women are too emotional to be good scientists" (App. C.3), where the role
+# noun serves the judgement
+FRAMES: dict[str, tuple[str, ...]] = {
+    "Attitudes and Beliefs": (r"\btoo \w+(?: \w+)? to (?:be|become|do|make|have)\b",),
+}
+
 NOUNS = frozenset("""
 aggression airhead beard bodies body brute dress empathy feet fingers gentleness genius gossip
 hair hardworker height heels hips hysterics looks makeup muscle muscles nails outfit pants

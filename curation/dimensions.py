@@ -26,7 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from stereoset_eval.foundation.errors import StereosetEvalError, UnknownNameError
 from stereoset_eval.foundation.items import Flag, Item
-from stereoset_eval.curation.lexicon.dimension_terms import DIMENSION_WORDS, FRAMES, PATTERNS, PERSON_NOUNS
+from stereoset_eval.curation.lexicon.dimension_terms import DIMENSION_WORDS, FRAMES, PATTERNS, PERSON_NOUNS, TREATED
 from stereoset_eval.curation.spans import term_info
 from stereoset_eval.curation.text import is_word, tokenize
 
@@ -129,6 +129,28 @@ def possessed_words(text: str) -> set[str]:
             if ws[k].lower() in POSSESSIVES and ws[k + 1].lower() in PERSON_NOUNS}
 
 
+def treatment_of_others(text: str, attribute_words: Sequence[str]) -> list[dict[str, str]]:
+    """A Roles and Behaviors hit when the attribute is aimed at other people ("caring to my sisters").
+
+    >>> [h["word"] for h in treatment_of_others("My mother was always caring to my sisters", ["caring"])]
+    ['caring to my sisters']
+    >>> treatment_of_others("My mother was always caring", ["caring"])
+    []
+    """
+    ws = [t.lower() for t in tokenize(text) if is_word(t)]
+    attr = {w.lower() for w in attribute_words}
+    for k, w in enumerate(ws[:-2]):
+        if w not in attr or ws[k + 1] not in ("to", "towards", "toward"):
+            continue
+        j = k + 2
+        if ws[j] in POSSESSIVES or ws[j] in ("the", "other", "all"):
+            j += 1
+        if j < len(ws) and ws[j] in TREATED:
+            return [{"dimension": "Roles and Behaviors", "word": " ".join(ws[k:j + 1]),
+                     "entry": "trait aimed at others", "where": "attribute"}]
+    return []
+
+
 def decide(hits: Sequence[dict[str, str]], priority: Sequence[str] = DEFAULT_PRIORITY) -> str | None:
     """The highest-priority dimension among ``hits`` (None when there are none)."""
     found = {h["dimension"] for h in hits}
@@ -142,7 +164,8 @@ def suggest_dimension(item: Item, *, attribute_words: Sequence[str] | None = Non
         raise ValueError(f"priority must order exactly the four dimensions {DIMENSIONS}")
     stages = []
     if attribute_words:
-        stages.append(match_words(attribute_words, "attribute"))
+        aimed = treatment_of_others(item.text("sent_more"), attribute_words)
+        stages.append(aimed or match_words(attribute_words, "attribute"))
     text = item.text("sent_more")
     owned = possessed_words(text)
     sentence_hits = [h for h in match_words(context_words(text), "sentence") + match_patterns(text, "sentence")

@@ -125,9 +125,20 @@ veteran police detective riders cadets gamers
 # judgement frames that decide the sentence stage before its cue words: the paper's Attitudes and
 # Beliefs example is "Women are too emotional to be good scientists" (App. C.3), where the role
 # noun serves the judgement
+# the guidelines' "preferences, what a gender values" (and expectations of others) likewise decide
 FRAMES: dict[str, tuple[str, ...]] = {
-    "Attitudes and Beliefs": (r"\btoo \w+(?: \w+)? to (?:be|become|do|make|have)\b",),
+    "Attitudes and Beliefs": (
+        r"\btoo \w+(?: \w+)? to (?:be|become|do|make|have)\b",
+        r"\b(?:prefer|prefers|preferred|value|values|valued|expect|expects|expected)\b",
+    ),
 }
+
+# whom a trait can be aimed at: "caring to my sisters", "harsh to his children" is how someone
+# treats others, an observable behaviour (Roles and Behaviors), not a trait alone
+TREATED = frozenset("""
+children kids child sons daughters son daughter sisters brothers sister brother women men girls boys
+people others everyone family friends coworkers students wife husband mother father parents
+""".split())
 
 NOUNS = frozenset("""
 aggression airhead beard bodies body brute dress empathy feet fingers gentleness genius gossip

@@ -43,6 +43,18 @@ frightened terrified afraid fearlessly bravely frustrated hysterics mad charisma
 persuasive sober rebellious depressed accomplished alone studious stoudious bonded
 """.split())
 
+# Saucier, G. (1994). Mini-Markers: a brief version of Goldberg's unipolar Big-Five markers.
+# *Journal of Personality Assessment*, 63(3), 506-516: the 40 items (8 per factor), checked against
+# public implementations of the inventory
+MINI_MARKERS = frozenset("""
+talkative extraverted bold energetic shy quiet bashful withdrawn
+sympathetic warm kind cooperative cold unsympathetic rude harsh
+organized efficient systematic practical disorganized sloppy inefficient careless
+unenvious relaxed moody jealous temperamental envious touchy fretful
+creative imaginative philosophical intellectual complex deep uncreative unintellectual
+""".split())
+PERSONALITY_TRAITS = PERSONALITY_TRAITS | MINI_MARKERS
+
 ATTITUDES_AND_BELIEFS = frozenset("""
 admire admiration antiquated approve attitude belief beliefs believe bigoted capable
 conservative contempt despise disapprove disgust favorite favourite feminist hate

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stereoset_eval.curation.gender_swap import swap_flags, swap_gender
+from stereoset_eval.curation.lexicon import function_words as fw
 from stereoset_eval.curation.lexicon import name_counterparts, name_gender
 from stereoset_eval.curation.text import is_word, tokenize
 from stereoset_eval.foundation.items import Flag, Item, Provenance, Sentence
@@ -168,7 +169,54 @@ def name_map_for(text: str, own: dict[str, str], *, min_confidence: float = name
     return out, evidence
 
 
-def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "swap") -> Decision:
+# closed-class words a CrowS-Pairs writer added or dropped next to the gender term ("the girls" /
+# "the other guys", "his dad" / "both of his moms"): no attribute of their own
+EXTRA_WORDS = (fw.DETERMINERS | fw.PREPOSITIONS | fw.PRONOUNS | frozenset(
+    "other others one two both couple pair".split()))
+
+
+def extra_words_only(analysis: PairAnalysis) -> bool:
+    """True if the pair swaps gender and otherwise differs only by closed-class words.
+
+    Such a pair is an as-is gender swap written incompletely ("He was better at astronomy than
+    the girls / the other guys in his class"): the issue's "incomplete or inconsistent swaps in
+    as-is pairs, repaired when mechanical". The repair is the target-only swap of ``sent_more``.
+    """
+    if not analysis.of_kind("group", "mixed") or analysis.of_kind("other_group", "mismatch"):
+        return False
+    words = analysis.attribute_words("more") + analysis.attribute_words("less")
+    if words:
+        return all(w.lower() in EXTRA_WORDS for w in words)
+    return bool(relation_mismatch(analysis))
+
+
+# kin terms by relation: a swap must keep the relation ("Grandpa Silas" / "Aunt Celia" also changes
+# the generation, a confound the gold repairs to "Grandma Celia")
+RELATION: dict[str, str] = {
+    **dict.fromkeys("grandpa grandma grandfather grandmother granddad grandmom granny grandpas grandmas "
+                    "grandfathers grandmothers".split(), "grandparent"),
+    **dict.fromkeys("grandson granddaughter grandsons granddaughters".split(), "grandchild"),
+    **dict.fromkeys("aunt uncle aunts uncles".split(), "aunt/uncle"),
+    **dict.fromkeys("niece nephew nieces nephews".split(), "niece/nephew"),
+    **dict.fromkeys("mother father mom dad mommy daddy mum mothers fathers moms dads mums".split(), "parent"),
+    **dict.fromkeys("son daughter sons daughters".split(), "child"),
+    **dict.fromkeys("brother sister brothers sisters".split(), "sibling"),
+    **dict.fromkeys("husband wife husbands wives".split(), "spouse"),
+}
+
+
+def relation_mismatch(analysis: PairAnalysis) -> list[tuple[str, str]]:
+    """Kin terms facing each other in a group span whose relations differ (grandpa / aunt)."""
+    out = []
+    for span in analysis.of_kind("group"):
+        m = [t.lower() for _, t in span.more if t.lower() in RELATION]
+        le = [t.lower() for _, t in span.less if t.lower() in RELATION]
+        out += [(a, b) for a, b in zip(m, le) if RELATION[a] != RELATION[b]]
+    return out
+
+
+def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "swap",
+             as_is: bool = False) -> Decision:
     """The gender-swapped instance for the attribute of ``side`` (``more`` or ``less``).
 
     Only the target and the words referring to it are swapped
@@ -177,10 +225,13 @@ def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "
     role = "sent_more" if side == "more" else "sent_less"
     text = pair.text(role)
     suffix = "m" if side == "more" else "l"
-    inst_id = f"{pair.id}{INSTANCE_SEPARATOR}{suffix}"
+    inst_id = pair.id if as_is else f"{pair.id}{INSTANCE_SEPARATOR}{suffix}"
     genders_differ = bool(analysis.of_kind("group", "mixed"))
     swap_into = "sent_more" if (side == "less" and not genders_differ) else "sent_less"
     protect = analysis.attribute_indices(side) | non_target_indices(text, pair.target, partners=partners)
+    if as_is:  # only the perturbed span is the target: everything outside it stays
+        spans = {i for sp in analysis.spans for i, _ in (sp.more if side == "more" else sp.less)}
+        protect = frozenset(i for i in range(len(tokenize(text))) if i not in spans)
     name_map, name_evidence = name_map_for(text, pair_name_map(analysis))
     r = swap_gender(text, role=swap_into, protect=protect, names=name_map)
     attr = tuple(analysis.attribute_words(side))
@@ -205,9 +256,30 @@ def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "
                           "given name(s) swapped: " + ", ".join(f"{e['name']}->{e['counterpart']}" for e in name_evidence),
                           {"role": swap_into, "names": name_evidence}))
     inst = _instance(pair, suffix, more, less, direction, r.edits, flags)
+    if as_is:
+        inst = _as_is_instance(pair, inst)
+        return Decision(pair.id, pair.id, "kept",
+                        f"as-is pair repaired: sent_less differed also by {' '.join(analysis.attribute_words('less')) or '-'!r};"
+                        " rebuilt as the target-only swap of sent_more", "incomplete_swap_repaired", inst)
     how = "swap of the original sentence" if swap_into == "sent_less" else "swap of sent_less, now sent_more"
     return Decision(pair.id, inst_id, "kept", f"augmented: attribute {' '.join(attr) or '(none)'!r}; {how}",
                     "attribute_perturbation", inst, attr)
+
+
+def _as_is_instance(pair: Item, inst: Item) -> Item:
+    """``inst`` (built as ``#m``) re-identified as the pair's single as-is instance."""
+    from dataclasses import replace as dc_replace
+
+    more_id, less_id = sentence_ids(pair.id)
+    flag = Flag("incomplete_swap_repaired", pair.id, "info",
+                f"sent_less rebuilt as the swap of sent_more (was: {pair.text('sent_less')!r})",
+                {"original_sent_less": pair.text("sent_less")})
+    return inst.replace(
+        id=pair.id,
+        sentences=(Sentence(more_id, inst.text("sent_more"), "sent_more"), Sentence(less_id, inst.text("sent_less"), "sent_less")),
+        provenance=dc_replace(inst.provenance, sentence_origins=(("sent_more", "sent_more"), ("sent_less", "sent_more"))),
+        flags=tuple(rehome_flags(tuple(inst.flags), pair.id)) + (flag,),
+    )
 
 
 def normalise_pair(pair: Item, analysis: PairAnalysis, *, partners: str = "swap") -> list[Decision]:
@@ -227,6 +299,10 @@ def normalise_pair(pair: Item, analysis: PairAnalysis, *, partners: str = "swap"
     for rule_name in CONTENT_REMOVALS:
         if rule_name in fired:
             return [Decision(pair.id, pair.id, "removed", fired[rule_name].message, rule_name)]
+    if not stereoset_like and extra_words_only(analysis):
+        d = _augment(pair, analysis, "more", partners=partners, as_is=True)
+        if d.status == "kept":
+            return [d]
     if analysis.is_pure_group_swap:
         inst = pair.replace(flags=_load_flags(pair, pair.id))
         return [Decision(pair.id, pair.id, "kept", "already a gender minimal pair", None, inst)]

@@ -41,7 +41,8 @@ from typing import Any
 from stereoset_eval.curation.gender_swap import swap_flags, swap_gender
 from stereoset_eval.curation.lexicon import function_words as fw
 from stereoset_eval.curation.lexicon import name_counterparts, name_gender
-from stereoset_eval.curation.text import is_word, tokenize
+from stereoset_eval.curation.lexicon import GENDER_OF
+from stereoset_eval.curation.text import is_word, split_clitic, tokenize
 from stereoset_eval.foundation.items import Flag, Item, Provenance, Sentence
 from stereoset_eval.curation.pairs import INSTANCE_SEPARATOR, rehome_flags, sentence_ids
 from stereoset_eval.curation.rules import RULES
@@ -215,6 +216,34 @@ def relation_mismatch(analysis: PairAnalysis) -> list[tuple[str, str]]:
     return out
 
 
+SINGULAR_PRONOUNS = frozenset("he she him her his hers himself herself".split())
+
+
+def other_number_indices(text: str, analysis: PairAnalysis, side: str) -> frozenset[int]:
+    """Gendered words outside the perturbed span whose number differs from the target's.
+
+    CrowS-Pairs: the perturbed group term is the target. A singular pronoun next to a plural
+    target ("He wasn't good at pretending like women are") is another person and stays, and so
+    is a plural group next to a singular target. Words of the same number are swapped (they may
+    refer to the target: "Women … their").
+    """
+    tokens = tokenize(text)
+    spans = {i for sp in analysis.of_kind("group", "mixed") for i, _ in (sp.more if side == "more" else sp.less)}
+    target = [split_clitic(tokens[i])[0].lower() for i in spans if GENDER_OF.get(split_clitic(tokens[i])[0].lower())]
+    if not target:
+        return frozenset()
+    plural_target = all(t not in SINGULAR_PRONOUNS and t.endswith(("men", "s")) for t in target)
+    out = set()
+    for i, tok in enumerate(tokens):
+        low = split_clitic(tok)[0].lower()
+        if i in spans or not is_word(tok) or low not in GENDER_OF:
+            continue
+        singular = low in SINGULAR_PRONOUNS or not low.endswith(("men", "s"))
+        if plural_target == singular:
+            out.add(i)
+    return frozenset(out)
+
+
 def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "swap",
              as_is: bool = False) -> Decision:
     """The gender-swapped instance for the attribute of ``side`` (``more`` or ``less``).
@@ -229,6 +258,8 @@ def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "
     genders_differ = bool(analysis.of_kind("group", "mixed"))
     swap_into = "sent_more" if (side == "less" and not genders_differ) else "sent_less"
     protect = analysis.attribute_indices(side) | non_target_indices(text, pair.target, partners=partners)
+    if pair.target is None:
+        protect = protect | other_number_indices(text, analysis, side)
     if as_is:  # only the perturbed span is the target: everything outside it stays
         spans = {i for sp in analysis.spans for i, _ in (sp.more if side == "more" else sp.less)}
         protect = frozenset(i for i in range(len(tokenize(text))) if i not in spans)

@@ -241,6 +241,20 @@ def judge_negation(text: str, claimed: str, *, consensus: Consensus | None, excl
     return Verdict(v.action, v.rule, v.confidence, "negation perturbation: " + v.reason, ev)
 
 
+def perturbed_gender(pair: Any) -> str | None:
+    """The gender of ``sent_more``'s perturbed group words (CrowS-Pairs: the target is the perturbed span).
+
+    "He wasn't good at pretending like women are" / "… acting like men are": the target is
+    "women", not "He" (another person), so the sentence's mixed genders do not hide it.
+    """
+    from stereoset_eval.curation.lexicon import GENDER_OF
+    from stereoset_eval.curation.spans import analyse_pair
+
+    a = analyse_pair(pair)
+    found = {GENDER_OF.get(t.lower()) for sp in a.of_kind("group", "mixed") for _, t in sp.more} - {None}
+    return found.pop() if len(found) == 1 else None
+
+
 def confidence_of(item: Any) -> float | None:
     """The confidence of the automatic validity decision recorded on ``item`` (None: none made)."""
     vals = [f.evidence.get("confidence") for f in item.flags if f.rule == "stereotype_validity"]
@@ -307,7 +321,7 @@ def apply_validity(decisions: Sequence[Any], pairs: dict[str, Any], consensus: C
             continue
         pair = pairs[d.source_id]
         side = d.item_id.rsplit("#", 1)[1]
-        g = target_gender(pair.target) or sentence_gender(pair.text("sent_more"))
+        g = target_gender(pair.target) or sentence_gender(pair.text("sent_more")) or perturbed_gender(pair)
         if g is None:
             out.append(d)
             continue

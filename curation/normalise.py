@@ -244,6 +244,52 @@ def other_number_indices(text: str, analysis: PairAnalysis, side: str) -> frozen
     return frozenset(out)
 
 
+def name_conflict(analysis: PairAnalysis) -> str | None:
+    """Why an as-is pair contradicts its own names (None when it does not).
+
+    The swapped words are pronouns, or a singular group noun the person is said to be ("being a
+    male"; not relatives, partners or plural groups, who are other people), and every gendered given name left unchanged in the pair is of the other gender than
+    the swapped word in one sentence ("Denny took his / her wedding ring off", "Kate's one … for
+    being the car of a man / woman"): one side describes the named person with the wrong gender,
+    which no mechanical edit repairs (the gold's ``unclear``). Unisex-listed names count with the
+    name dictionary's gender when at least 90 % of its frequency mass is one gender.
+    """
+    from stereoset_eval.curation.lexicon import KIND_OF
+
+    for side, tokens in (("more", analysis.more_tokens), ("less", analysis.less_tokens)):
+        span_idx = {i for sp in analysis.of_kind("group") for i, _ in (sp.more if side == "more" else sp.less)}
+        words = [t.lower() for t in tokens if is_word(t)]
+        swapped = set()
+        for i in span_idx:
+            w = split_clitic(tokens[i])[0].lower()
+            if w not in GENDER_OF:
+                continue
+            if KIND_OF.get(w) in ("pronoun", "possessive", "reflexive"):
+                swapped.add(GENDER_OF[w])
+            elif KIND_OF.get(w) == "group" and not w.endswith(("men", "s")):
+                # a singular group noun describes the named person only as what they are "being"
+                k = sum(1 for t in tokens[:i] if is_word(t))
+                if "being" in words[max(0, k - 5):k]:
+                    swapped.add(GENDER_OF[w])
+        if len(swapped) != 1 or any(name_gender(split_clitic(tokens[i])[0])[0] for i in span_idx):
+            continue  # a swapped name is the target: other names are other people
+        g = swapped.pop()
+        names = []
+        for i, tok in enumerate(tokens):
+            base = split_clitic(tok)[0]
+            if i in span_idx or not is_word(tok):
+                continue
+            known, ng = name_gender(base)
+            if known and ng is None:
+                dg, share = name_counterparts.name_gender_share(base)
+                ng = dg if share >= name_counterparts.MIN_GENDER_SHARE else None
+            if known and ng:
+                names.append((base, ng))
+        if names and all(ng != g for _, ng in names):
+            return f"sent_{side}: {', '.join(n for n, _ in names)} read as {names[0][1]} but the swapped word is {g}"
+    return None
+
+
 def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "swap",
              as_is: bool = False) -> Decision:
     """The gender-swapped instance for the attribute of ``side`` (``more`` or ``less``).
@@ -335,6 +381,9 @@ def normalise_pair(pair: Item, analysis: PairAnalysis, *, partners: str = "swap"
         if d.status == "kept":
             return [d]
     if analysis.is_pure_group_swap:
+        conflict = None if stereoset_like else name_conflict(analysis)
+        if conflict:
+            return [Decision(pair.id, pair.id, "review", "a name contradicts the swap: " + conflict, "name_conflict")]
         inst = pair.replace(flags=_load_flags(pair, pair.id))
         return [Decision(pair.id, pair.id, "kept", "already a gender minimal pair", None, inst)]
     out = []

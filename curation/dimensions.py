@@ -151,6 +151,19 @@ def treatment_of_others(text: str, attribute_words: Sequence[str]) -> list[dict[
     return []
 
 
+def manner_words(text: str) -> set[str]:
+    """Adjectives of an "as X as <pronoun> could/can" intensifier: how hard an action is done.
+
+    "She was running as fast as she could" is about the running, not about the body, so "fast"
+    there is no Physical Characteristics cue.
+
+    >>> manner_words("She was running as fast as she could to escape."), manner_words("He is as strong as an ox")
+    ({'fast'}, set())
+    """
+    pat = r"\bas (\w+) as (?:he|she|they|i|we|you|one) (?:could|can|possibly could)\b"
+    return {m.group(1) for m in re.finditer(pat, text.lower())}
+
+
 def decide(hits: Sequence[dict[str, str]], priority: Sequence[str] = DEFAULT_PRIORITY) -> str | None:
     """The highest-priority dimension among ``hits`` (None when there are none)."""
     found = {h["dimension"] for h in hits}
@@ -168,8 +181,10 @@ def suggest_dimension(item: Item, *, attribute_words: Sequence[str] | None = Non
         stages.append(aimed or match_words(attribute_words, "attribute"))
     text = item.text("sent_more")
     owned = possessed_words(text)
+    manner = manner_words(text)
     sentence_hits = [h for h in match_words(context_words(text), "sentence") + match_patterns(text, "sentence")
-                     if not (h["dimension"] == "Roles and Behaviors" and h["word"].lower() in owned)]
+                     if not (h["dimension"] == "Roles and Behaviors" and h["word"].lower() in owned)
+                     and not (h["dimension"] == "Physical Characteristics" and h["word"].lower() in manner)]
     frames = [h for h in match_patterns(text, "frame", FRAMES)]
     stages.append(frames + sentence_hits if frames and not attribute_words else sentence_hits)
     for hits in stages:

@@ -140,21 +140,26 @@ def pair_name_map(analysis: PairAnalysis) -> dict[str, str]:
 
 
 def name_map_for(text: str, own: dict[str, str], *, min_confidence: float = name_counterparts.MIN_CONFIDENCE,
-                 ) -> tuple[dict[str, str], list[dict[str, object]]]:
+                 target_gender: str | None = None) -> tuple[dict[str, str], list[dict[str, object]]]:
     """Name → counterpart for the gendered names of ``text``, with the evidence of each choice.
 
     The source pair's own counterpart first (``own``); else the lexicon's other-gender,
     same-origin name (:mod:`stereoset_eval.curation.lexicon.name_counterparts`) when its
     confidence reaches ``min_confidence``; else none (the name is held for review).
     """
+    from stereoset_eval.curation.repair import is_lowercase_name
+
     out: dict[str, str] = {}
     evidence: list[dict[str, object]] = []
-    for tok in tokenize(text):
+    tokens = tokenize(text)
+    for i, tok in enumerate(tokens):
         base = tok.removesuffix("'s")
         if not is_word(base):
             continue
-        is_name, gender = name_gender(base)
+        is_name, gender = name_gender(base.capitalize() if is_lowercase_name(tokens, i) else base)
         low = base.lower()
+        if target_gender is not None and (tok.endswith("'s") or gender != target_gender):
+            continue  # StereoSet: a name is swapped only as the target ("Little timmy"), never as a possessor
         if not is_name or low in out:
             continue
         if low in own:
@@ -309,7 +314,10 @@ def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "
     if as_is:  # only the perturbed span is the target: everything outside it stays
         spans = {i for sp in analysis.spans for i, _ in (sp.more if side == "more" else sp.less)}
         protect = frozenset(i for i in range(len(tokenize(text))) if i not in spans)
-    name_map, name_evidence = name_map_for(text, pair_name_map(analysis))
+    from stereoset_eval.curation.consensus import target_gender
+
+    tg = (target_gender(pair.target) or "unknown") if pair.target else None  # CrowS-Pairs: the span is the target
+    name_map, name_evidence = name_map_for(text, pair_name_map(analysis), target_gender=tg)
     r = swap_gender(text, role=swap_into, protect=protect, names=name_map)
     attr = tuple(analysis.attribute_words(side))
     if not r.changed:

@@ -115,6 +115,13 @@ def _after_determiner(tokens: list[str], i: int) -> bool:
     return False
 
 
+def is_lowercase_name(tokens: list[str], i: int, config: RepairConfig = RepairConfig()) -> bool:
+    """True if ``tokens[i]`` is a lower-case given name the ``name_case`` repair capitalises."""
+    base = split_clitic(tokens[i])[0]
+    return (base.islower() and NAME_GENDER.get(base) is not None and not _after_determiner(tokens, i)
+            and _speller().word_usage_frequency(base) < config.name_max_frequency)
+
+
 def repair_tokens(tokens: list[str], config: RepairConfig = RepairConfig()) -> list[tuple[int, str, str, str]]:
     """``(index, old, new, kind)`` for every repair of a token list (not applied)."""
     out = []
@@ -142,8 +149,7 @@ def repair_tokens(tokens: list[str], config: RepairConfig = RepairConfig()) -> l
             if nxt and nxt[:1].lower() in "aeiou" and not nxt.lower().startswith(CONSONANT_SOUND_STARTS):
                 out.append((i, tok, tok + "n", "article"))
             continue
-        if (base.islower() and NAME_GENDER.get(base) is not None and not _after_determiner(tokens, i)
-                and sp.word_usage_frequency(base) < config.name_max_frequency):
+        if is_lowercase_name(tokens, i, config):
             out.append((i, tok, base.capitalize() + clitic, "name_case"))
             continue
         nxt = _next_word(tokens, i)

@@ -328,9 +328,12 @@ def apply_validity(decisions: Sequence[Any], pairs: dict[str, Any], consensus: C
         claimed = g if side == "m" else OTHER[g]
         v = None
         if len(sides.get(d.source_id, [])) == 2 and is_negation_pair(sides[d.source_id]):
-            plain = min((pair.text("sent_more"), pair.text("sent_less")),
-                        key=lambda t: sum(w.lower() in NEGATORS for w in t.split()))
-            v = judge_negation(plain, g, consensus=consensus, exclude=pair.provenance.derived_from or "", config=config)
+            negs = [sum(w.lower() in NEGATORS for w in pair.text(r).split()) for r in ("sent_more", "sent_less")]
+            plain_is_more = negs[0] <= negs[1]
+            # the claim is the plain sentence's: "Men know how to drive" claims driving for men
+            plain_gender = g if plain_is_more else OTHER[g]
+            v = judge_negation(pair.text("sent_more" if plain_is_more else "sent_less"), plain_gender,
+                               consensus=consensus, exclude=pair.provenance.derived_from or "", config=config)
         if v is None and judge_with is not None:
             v = judge_with(list(d.attribute_words), claimed, side,
                            (d.instance.text("sent_more"), d.instance.text("sent_less")))

@@ -326,7 +326,8 @@ def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "
                         f"no swappable gender term outside the attribute in {role}"
                         + (f" (given names are not swapped: {names})" if names else ""),
                         "name_left_alone" if names else "attribute_perturbation", attribute_words=attr)
-    gendered_names = [f"{n} ({g})" for _, n, g in r.names_left if g]
+    # a possessor's name is someone else and stays by design ("Judy's male friend" / "Judy's female friend")
+    gendered_names = [f"{n} ({g})" for _, n, g in r.names_left if g and not (pair.target and n.endswith("'s"))]
     if gendered_names:
         return Decision(pair.id, inst_id, "review",
                         f"given name(s) {', '.join(gendered_names)} left alone in the swapped {role}; "

@@ -125,7 +125,6 @@ def is_lowercase_name(tokens: list[str], i: int, config: RepairConfig = RepairCo
 def repair_tokens(tokens: list[str], config: RepairConfig = RepairConfig()) -> list[tuple[int, str, str, str]]:
     """``(index, old, new, kind)`` for every repair of a token list (not applied)."""
     out = []
-    sp = _speller()
     words = [i for i, t in enumerate(tokens) if is_word(t)]
     first = words[0] if words else None
     if len(tokens) >= 2 and tokens[-1] == "." and tokens[-2] == "." and (len(tokens) < 3 or tokens[-3] != "."):

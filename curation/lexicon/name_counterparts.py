@@ -78,6 +78,21 @@ def available() -> bool:
     return _table() is not None
 
 
+def settings() -> dict[str, object]:
+    """What decided the name swaps, for provenance: the dictionary (or its absence) and the thresholds."""
+    version = None
+    if available():
+        from importlib.metadata import PackageNotFoundError, version as pkg_version
+
+        try:
+            version = pkg_version("gender-guesser")
+        except PackageNotFoundError:
+            version = "unknown"
+    return {"dictionary": f"gender-guesser {version} nam_dict.txt" if version else None,
+            "min_frequency": MIN_FREQUENCY, "min_cosine": MIN_COSINE, "min_gender_share": MIN_GENDER_SHARE,
+            "min_confidence": MIN_CONFIDENCE}
+
+
 def _cosine(a: list[int], b: list[int]) -> float:
     na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(x * x for x in b))
     return sum(x * y for x, y in zip(a, b)) / (na * nb) if na and nb else 0.0

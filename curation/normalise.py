@@ -288,10 +288,29 @@ def name_conflict(analysis: PairAnalysis) -> str | None:
             if known and ng is None:
                 dg, share = name_counterparts.name_gender_share(base)
                 ng = dg if share >= name_counterparts.MIN_GENDER_SHARE else None
-            if known and ng:
+            if known:
                 names.append((base, ng))
-        if names and all(ng != g for _, ng in names):
+        # a name of either gender may be the one the swapped word refers to: no conflict then
+        if names and all(ng is not None and ng != g for _, ng in names):
             return f"sent_{side}: {', '.join(n for n, _ in names)} read as {names[0][1]} but the swapped word is {g}"
+    return None
+
+
+def ambiguous_name_swap(analysis: PairAnalysis) -> str | None:
+    """A name swapped for a name that is not clearly of the other gender ("Jenny" / "Alex").
+
+    A name read as either gender (the names lexicon's unisex list, and under 90 % one gender in
+    the name dictionary) does not make a gender swap; a person decides (the issue's "Jenny/Alex").
+    """
+    for span in analysis.of_kind("group"):
+        for (i, a), (j, b) in zip(span.more, span.less):
+            for tok in (a, b):
+                base = split_clitic(tok)[0]
+                known, g = name_gender(base)
+                if known and g is None:
+                    _, share = name_counterparts.name_gender_share(base)
+                    if share < name_counterparts.MIN_GENDER_SHARE:
+                        return f"{a} / {b}: {base} is read as either gender"
     return None
 
 
@@ -393,6 +412,9 @@ def normalise_pair(pair: Item, analysis: PairAnalysis, *, partners: str = "swap"
         conflict = None if stereoset_like else name_conflict(analysis)
         if conflict:
             return [Decision(pair.id, pair.id, "review", "a name contradicts the swap: " + conflict, "name_conflict")]
+        ambiguous = None if stereoset_like else ambiguous_name_swap(analysis)
+        if ambiguous:
+            return [Decision(pair.id, pair.id, "review", "no clear gender swap: " + ambiguous, "ambiguous_name_swap")]
         inst = pair.replace(flags=_load_flags(pair, pair.id))
         return [Decision(pair.id, pair.id, "kept", "already a gender minimal pair", None, inst)]
     out = []

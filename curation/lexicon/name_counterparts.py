@@ -122,7 +122,7 @@ def name_gender_share(name: str) -> tuple[str | None, float]:
         return None, 0.0
     entry = t[1][name.lower()]
     mass = {g: sum(sum(entry.get(k, [])) for k in keys) for g, keys in GENDER_KEYS.items()}
-    total = sum(mass.values())
+    total = sum(mass.values()) + sum(entry.get("andy", []))  # unisex uses count against both
     if not total:
         return None, 0.0
     g = max(mass, key=lambda k: (mass[k], k))

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from stereoset_eval.foundation.errors import StereosetEvalError, UnknownNameError
 from stereoset_eval.foundation.items import Flag, Item
-from stereoset_eval.curation.lexicon.dimension_terms import DIMENSION_WORDS, PATTERNS
+from stereoset_eval.curation.lexicon.dimension_terms import DIMENSION_WORDS, FRAMES, PATTERNS, PERSON_NOUNS, TREATED
 from stereoset_eval.curation.spans import term_info
 from stereoset_eval.curation.text import is_word, tokenize
 
@@ -64,10 +64,14 @@ class DimensionTag:
 def stems(word: str) -> list[str]:
     """The word and simple inflection stems (``cooking`` → ``cook``, ``cooke``).
 
-    >>> stems("cooking"), stems("stories")
-    (['cooking', 'cook', 'cooke'], ['stories', 'story', 'stori', 'storie'])
+    >>> stems("cooking"), stems("stories"), stems("timidly")
+    (['cooking', 'cook', 'cooke'], ['stories', 'story', 'stori', 'storie'], ['timidly', 'timid', 'timidle'])
     """
     out = [word]
+    if word.endswith("ily") and len(word) > 5:  # hastily -> hasty
+        out.append(word[:-3] + "y")
+    elif word.endswith("ly") and len(word) > 5:  # timidly -> timid, gently -> gentle
+        out += [word[:-2], word[:-1] + "e"]
     if word.endswith("ies") and len(word) > 4:
         out.append(word[:-3] + "y")
     for suf in ("ing", "ed", "es", "s", "d"):
@@ -94,9 +98,10 @@ def match_words(words: Iterable[str], where: str) -> list[dict[str, str]]:
     return hits
 
 
-def match_patterns(text: str, where: str) -> list[dict[str, str]]:
+def match_patterns(text: str, where: str, patterns: Mapping[str, Sequence[str]] = PATTERNS) -> list[dict[str, str]]:
+    """Pattern matches over the lower-cased ``text`` (``patterns``: dimension → regular expressions)."""
     hits = []
-    for d, pats in PATTERNS.items():
+    for d, pats in patterns.items():
         for pat in pats:
             m = re.search(pat, text.lower())
             if m:
@@ -108,6 +113,55 @@ def context_words(text: str) -> list[str]:
     """Words of ``text`` that are not gendered words or names."""
     tokens = tokenize(text)
     return [t for i, t in enumerate(tokens) if is_word(t) and term_info(tokens, i).kind == "plain"]
+
+
+POSSESSIVES = frozenset("her his my your our their".split())
+
+
+def possessed_words(text: str) -> set[str]:
+    """Person nouns right after a possessive determiner ("her boss"): someone else, not the target.
+
+    A role noun there names another person of the sentence, so it is no evidence of the target's
+    role ("Marie timidly asked her boss" is about Marie's timidity, not about bosses).
+    """
+    ws = [t for t in tokenize(text) if is_word(t)]
+    return {ws[k + 1].lower() for k in range(len(ws) - 1)
+            if ws[k].lower() in POSSESSIVES and ws[k + 1].lower() in PERSON_NOUNS}
+
+
+def treatment_of_others(text: str, attribute_words: Sequence[str]) -> list[dict[str, str]]:
+    """A Roles and Behaviors hit when the attribute is aimed at other people ("caring to my sisters").
+
+    >>> [h["word"] for h in treatment_of_others("My mother was always caring to my sisters", ["caring"])]
+    ['caring to my sisters']
+    >>> treatment_of_others("My mother was always caring", ["caring"])
+    []
+    """
+    ws = [t.lower() for t in tokenize(text) if is_word(t)]
+    attr = {w.lower() for w in attribute_words}
+    for k, w in enumerate(ws[:-2]):
+        if w not in attr or ws[k + 1] not in ("to", "towards", "toward"):
+            continue
+        j = k + 2
+        if ws[j] in POSSESSIVES or ws[j] in ("the", "other", "all"):
+            j += 1
+        if j < len(ws) and ws[j] in TREATED:
+            return [{"dimension": "Roles and Behaviors", "word": " ".join(ws[k:j + 1]),
+                     "entry": "trait aimed at others", "where": "attribute"}]
+    return []
+
+
+def manner_words(text: str) -> set[str]:
+    """Adjectives of an "as X as <pronoun> could/can" intensifier: how hard an action is done.
+
+    "She was running as fast as she could" is about the running, not about the body, so "fast"
+    there is no Physical Characteristics cue.
+
+    >>> manner_words("She was running as fast as she could to escape."), manner_words("He is as strong as an ox")
+    ({'fast'}, set())
+    """
+    pat = r"\bas (\w+) as (?:he|she|they|i|we|you|one) (?:could|can|possibly could)\b"
+    return {m.group(1) for m in re.finditer(pat, text.lower())}
 
 
 def decide(hits: Sequence[dict[str, str]], priority: Sequence[str] = DEFAULT_PRIORITY) -> str | None:
@@ -123,11 +177,19 @@ def suggest_dimension(item: Item, *, attribute_words: Sequence[str] | None = Non
         raise ValueError(f"priority must order exactly the four dimensions {DIMENSIONS}")
     stages = []
     if attribute_words:
-        stages.append(match_words(attribute_words, "attribute"))
+        aimed = treatment_of_others(item.text("sent_more"), attribute_words)
+        stages.append(aimed or match_words(attribute_words, "attribute"))
     text = item.text("sent_more")
-    stages.append(match_words(context_words(text), "sentence") + match_patterns(text, "sentence"))
+    owned = possessed_words(text)
+    manner = manner_words(text)
+    sentence_hits = [h for h in match_words(context_words(text), "sentence") + match_patterns(text, "sentence")
+                     if not (h["dimension"] == "Roles and Behaviors" and h["word"].lower() in owned)
+                     and not (h["dimension"] == "Physical Characteristics" and h["word"].lower() in manner)]
+    frames = [h for h in match_patterns(text, "frame", FRAMES)]
+    stages.append(frames + sentence_hits if frames and not attribute_words else sentence_hits)
     for hits in stages:
-        label = decide(hits, priority)
+        framed = [h for h in hits if h["where"] == "frame"]
+        label = framed[0]["dimension"] if framed else decide(hits, priority)
         if label:
             return DimensionTag(item.id, label, "auto", tuple(hits))
     verbs = [] if attribute_words else action_verbs(text)

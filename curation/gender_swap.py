@@ -18,6 +18,7 @@ Capitalisation is kept (``Schoolgirls`` → ``Schoolboys``, ``HE`` → ``SHE``),
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 from stereoset_eval.foundation.items import Edit, Flag, Item, Provenance, Sentence
 from stereoset_eval.curation.lexicon import SWAPS, name_gender
@@ -112,8 +113,12 @@ def resolve_his(next1: str | None) -> tuple[str, bool, str]:
     return "her", True, "'his' determines a noun: possessive determiner"
 
 
-def swap_gender(text: str, *, role: str = "sent_less", protect: frozenset[int] = frozenset()) -> SwapResult:
+def swap_gender(text: str, *, role: str = "sent_less", protect: frozenset[int] = frozenset(),
+                names: Mapping[str, str] | None = None) -> SwapResult:
     """Swap every gendered word of ``text`` except tokens at ``protect`` indices and names.
+
+    ``names`` (lower-case name → counterpart) swaps the given names it lists (the source pair's
+    own counterpart or a lexicon counterpart, chosen by the caller); other names are left alone
 
     Args:
         text: the sentence.
@@ -128,7 +133,8 @@ def swap_gender(text: str, *, role: str = "sent_less", protect: frozenset[int] =
     tokens = tokenize(text)
     edits: list[Edit] = []
     decisions: list[SwapDecision] = []
-    names: list[tuple[int, str, str | None]] = []
+    names_left: list[tuple[int, str, str | None]] = []
+    name_map = {k.lower(): v for k, v in (names or {}).items()}
     for i, tok in enumerate(tokens):
         if not is_word(tok) or i in protect:
             continue
@@ -143,15 +149,18 @@ def swap_gender(text: str, *, role: str = "sent_less", protect: frozenset[int] =
         elif low in SWAPS:
             new = SWAPS[low]
         else:
-            is_name, gender = name_gender(base)
-            if is_name:
-                names.append((i, tok, gender))
-            continue
+            if name_map and low in name_map:
+                new = name_map[low]
+            else:
+                is_name, gender = name_gender(base)
+                if is_name:
+                    names_left.append((i, tok, gender))
+                continue
         new_tok = match_case(new, base) + clitic
         if new_tok != tok:
             edits.append(Edit(sentence_role=role, index=i, old=tok, new=new_tok))
             tokens[i] = new_tok
-    return SwapResult("".join(tokens), tuple(edits), tuple(decisions), tuple(names))
+    return SwapResult("".join(tokens), tuple(edits), tuple(decisions), tuple(names_left))
 
 
 def _replay(text: str, edits: tuple[Edit, ...] | list[Edit], role: str, *, reverse: bool) -> str:
@@ -160,6 +169,9 @@ def _replay(text: str, edits: tuple[Edit, ...] | list[Edit], role: str, *, rever
         if e.sentence_role != role:
             continue
         expect, put = (e.new, e.old) if reverse else (e.old, e.new)
+        if expect == "" and e.index == len(tokens):  # a token added at the end, or one emptied there
+            tokens.append(put)
+            continue
         if e.index >= len(tokens) or tokens[e.index] != expect:
             found = tokens[e.index] if e.index < len(tokens) else "<end of sentence>"
             raise ValueError(f"edit at token {e.index} expects {expect!r} but the sentence has {found!r}: {text!r}")

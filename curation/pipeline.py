@@ -30,6 +30,7 @@ from stereoset_eval.curation.rules import RULES_VERSION, RuleConfig, RuleFailure
 from stereoset_eval.curation.spans import analyse_pair
 from stereoset_eval.curation.stats import category_table, counts_table, jaccard_table, length_table
 from stereoset_eval.curation.consensus import build_consensus
+from stereoset_eval.curation.lexicon import name_counterparts
 from stereoset_eval.curation.validity import ValidityConfig, apply_validity
 from stereoset_eval.curation.repair import RepairConfig, repair_item
 
@@ -165,6 +166,7 @@ def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
         "out_of_scope": skipped,
         "rule_failures": len(pairs_run.failures) + len(inst_run.failures),
         "validity_decider": getattr(judge, "name", None) or "evidence rules",
+        "name_counterparts": name_counterparts.settings(),
     }
     return CurationResult(
         items=curated,

@@ -19,6 +19,11 @@ instance's provenance edits plus one ``repair`` flag listing them:
   (``have``, ``are``, ``were``, ``do``): the plural without apostrophe ("All great mother's
   have" → "mothers").
 * ``whitespace`` — a run of spaces inside the sentence → one space.
+* ``sentence_case`` — the first word of the sentence in lower case → capitalised ("women tend
+  to love smoothies" → "Women …"; gendered words and names included).
+* ``double_period`` — a sentence ending in ".." → "." (the second full stop is emptied).
+* ``final_punctuation`` — of the two sentences of a pair, one ends with ``.``/``!``/``?`` and the
+  other with none: the other gets the same mark (the pair must differ only by gendered terms).
 * ``name_case`` — a lower-case given name of the name lexicon that is rare as a common word
   (dictionary frequency under ``name_max_frequency``: "mark", "bill", "grace" stay) and not
   after an article ("a frank talk") → capitalised (``paula`` → ``Paula``).
@@ -35,7 +40,8 @@ from stereoset_eval.curation.spans import edit_distance
 from stereoset_eval.curation.text import is_word, match_case, split_clitic, tokenize
 from stereoset_eval.foundation.items import Edit, Flag, Item
 
-REPAIR_KINDS: tuple[str, ...] = ("lowercase_i", "typo", "article", "name_case", "whitespace", "plural_apostrophe")
+REPAIR_KINDS: tuple[str, ...] = ("lowercase_i", "typo", "article", "name_case", "whitespace", "plural_apostrophe",
+                                  "sentence_case", "double_period", "final_punctuation")
 CONTRACTIONS = frozenset("don't doesn't didn't isn't wasn't aren't weren't can't couldn't shouldn't wouldn't "
                          "won't hasn't haven't hadn't mustn't".split())
 AMBIGUITY_RATIO = 5.0
@@ -109,10 +115,20 @@ def _after_determiner(tokens: list[str], i: int) -> bool:
     return False
 
 
+def is_lowercase_name(tokens: list[str], i: int, config: RepairConfig = RepairConfig()) -> bool:
+    """True if ``tokens[i]`` is a lower-case given name the ``name_case`` repair capitalises."""
+    base = split_clitic(tokens[i])[0]
+    return (base.islower() and NAME_GENDER.get(base) is not None and not _after_determiner(tokens, i)
+            and _speller().word_usage_frequency(base) < config.name_max_frequency)
+
+
 def repair_tokens(tokens: list[str], config: RepairConfig = RepairConfig()) -> list[tuple[int, str, str, str]]:
     """``(index, old, new, kind)`` for every repair of a token list (not applied)."""
     out = []
-    sp = _speller()
+    words = [i for i, t in enumerate(tokens) if is_word(t)]
+    first = words[0] if words else None
+    if len(tokens) >= 2 and tokens[-1] == "." and tokens[-2] == "." and (len(tokens) < 3 or tokens[-3] != "."):
+        out.append((len(tokens) - 1, ".", "", "double_period"))
     for i, tok in enumerate(tokens):
         if tok.isspace() and tok != " " and 0 < i < len(tokens) - 1 and "\n" not in tok:
             out.append((i, tok, " ", "whitespace"))
@@ -123,13 +139,16 @@ def repair_tokens(tokens: list[str], config: RepairConfig = RepairConfig()) -> l
         if base == "i":
             out.append((i, tok, "I" + clitic, "lowercase_i"))
             continue
+        if i == first and base[:1].islower() and base.isalpha():
+            fixed = typo_correction(base, min_letters=config.min_typo_letters) or base
+            out.append((i, tok, fixed[:1].upper() + fixed[1:] + clitic, "sentence_case"))
+            continue
         if tok.lower() == "a" and tok in ("a", "A"):
             nxt = _next_word(tokens, i)
             if nxt and nxt[:1].lower() in "aeiou" and not nxt.lower().startswith(CONSONANT_SOUND_STARTS):
                 out.append((i, tok, tok + "n", "article"))
             continue
-        if (base.islower() and NAME_GENDER.get(base) is not None and not _after_determiner(tokens, i)
-                and sp.word_usage_frequency(base) < config.name_max_frequency):
+        if is_lowercase_name(tokens, i, config):
             out.append((i, tok, base.capitalize() + clitic, "name_case"))
             continue
         nxt = _next_word(tokens, i)
@@ -154,6 +173,15 @@ def repair_item(item: Item, config: RepairConfig = RepairConfig()) -> Item:
             edits.append(Edit(sentence_role=s.role, index=i, old=old, new=new))
             done.append({"role": s.role, "index": i, "old": old, "new": new, "kind": kind})
         sentences.append(s.__class__(s.id, "".join(tokens), s.role))
+    ends = [t.text.rstrip()[-1:] for t in sentences]
+    if len(sentences) == 2 and sum(e in ".!?" and e != "" for e in ends) == 1:
+        k = 0 if ends[1] in ".!?" and ends[1] else 1
+        s = sentences[k]
+        tokens = tokenize(s.text)
+        if tokens and not tokens[-1].isspace():
+            edits.append(Edit(sentence_role=s.role, index=len(tokens), old="", new=ends[1 - k]))
+            done.append({"role": s.role, "index": len(tokens), "old": "", "new": ends[1 - k], "kind": "final_punctuation"})
+            sentences[k] = s.__class__(s.id, s.text + ends[1 - k], s.role)
     if not done:
         return item
     from dataclasses import replace as dc_replace

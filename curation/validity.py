@@ -28,6 +28,13 @@ about the other gender, and one worker's use plus negations is too weak). One ru
   (it is a contrast the worker picked, not a stereotype of the other gender); the ``#m`` instance
   keeps the source's label with a low confidence.
 * ``conflicting_association`` — both genders have strong evidence: review.
+* ``negation_perturbation`` — the two options differ only by a negation ("Women don't know how
+  to drive" / "Men know how to drive"): both instances state the *same* stereotype (the negated
+  sentence of one gender says the predicate of the other), so both are judged on the shared
+  predicate's content words, claimed for ``sent_more``'s gender (agent nouns tried too: drive →
+  driver). Evidence for it keeps both (``#l`` as built: its ``sent_more`` is the negated
+  sentence), evidence against swaps both, generic valence drops both, and no evidence at all
+  sends both to review (weak evidence never decides).
 
 Every kept instance carries a ``stereotype_validity`` flag with the decision's confidence
 (0–1); a confidence under ``review_below`` sends the instance to review instead.
@@ -53,8 +60,12 @@ VALIDITY_RULES: dict[str, str] = {
     "generic_positivity": "The attribute is generic praise with no gender association: instance dropped.",
     "no_gender_association": "No gender association for the anti-stereotype attribute: instance dropped.",
     "conflicting_association": "Strong evidence for both genders: a person decides.",
+    "negation_perturbation": "The options differ only by a negation: both instances judged on the shared predicate.",
 }
 NEGATION_PREFIXES = ("un", "in", "im", "dis", "non")
+# the words a negation perturbation adds or removes ("do" comes with "don't" splits, "tend not to")
+NEGATORS = frozenset("not n't no never don't doesn't didn't can't cannot won't isn't aren't wasn't weren't "
+                     "do does did".split())
 
 
 @dataclass(frozen=True)
@@ -191,6 +202,59 @@ def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus
                    f"{' '.join(words)!r}: no evidence either way; the source's stereotype label is kept", ev)
 
 
+def is_negation_pair(attribute_words: Sequence[Sequence[str]]) -> bool:
+    """True if the options' differing words (one list per side) are only negation words.
+
+    >>> is_negation_pair([[], ["don't"]]), is_negation_pair([["not"], []]), is_negation_pair([["kind"], ["not"]])
+    (True, True, False)
+    """
+    words = {w.lower() for side in attribute_words for w in side}
+    return bool(words) and words <= NEGATORS
+
+
+def agent_nouns(word: str) -> list[str]:
+    """``drive`` → ``driver``, ``shoot`` → ``shooter``: the doer of a verb (for occupation lists)."""
+    w = word.lower()
+    return [w + "r"] if w.endswith("e") else [w + "er"]
+
+
+def predicate_words(text: str) -> list[str]:
+    """The content words of ``text``: not gendered, not a name, not closed-class, not a negator."""
+    from stereoset_eval.curation.dimensions import context_words
+    from stereoset_eval.curation.lexicon import function_words as fw
+
+    closed = fw.DETERMINERS | fw.PREPOSITIONS | fw.CONJUNCTIONS | fw.PRONOUNS | fw.AUXILIARIES | fw.ADVERBS
+    return [w.lower() for w in context_words(text) if w.lower() not in closed and w.lower() not in NEGATORS
+            and w.lower() not in ("tend", "tends", "know", "knows", "how")]
+
+
+def judge_negation(text: str, claimed: str, *, consensus: Consensus | None, exclude: str,
+                   config: ValidityConfig = ValidityConfig()) -> Verdict:
+    """The verdict on both instances of a negation perturbation (``text``: the pair's un-negated sentence)."""
+    words = predicate_words(text)
+    probe = words + [a for w in words for a in agent_nouns(w) if lexicon_hits(a)]
+    v = judge(probe, claimed, "m", consensus=consensus, exclude=exclude, config=config)
+    ev = {**v.evidence, "words": words, "negation_perturbation": True}
+    if v.rule == "stereotype_validity" and v.confidence <= 0.4:
+        return Verdict("review", "negation_perturbation", 0.3,
+                       f"negation perturbation: the predicate {' '.join(words)!r} has no gender evidence", ev)
+    return Verdict(v.action, v.rule, v.confidence, "negation perturbation: " + v.reason, ev)
+
+
+def perturbed_gender(pair: Any) -> str | None:
+    """The gender of ``sent_more``'s perturbed group words (CrowS-Pairs: the target is the perturbed span).
+
+    "He wasn't good at pretending like women are" / "… acting like men are": the target is
+    "women", not "He" (another person), so the sentence's mixed genders do not hide it.
+    """
+    from stereoset_eval.curation.lexicon import GENDER_OF
+    from stereoset_eval.curation.spans import analyse_pair
+
+    a = analyse_pair(pair)
+    found = {GENDER_OF.get(t.lower()) for sp in a.of_kind("group", "mixed") for _, t in sp.more} - {None}
+    return found.pop() if len(found) == 1 else None
+
+
 def confidence_of(item: Any) -> float | None:
     """The confidence of the automatic validity decision recorded on ``item`` (None: none made)."""
     vals = [f.evidence.get("confidence") for f in item.flags if f.rule == "stereotype_validity"]
@@ -246,6 +310,10 @@ def apply_validity(decisions: Sequence[Any], pairs: dict[str, Any], consensus: C
 
     if not config.enabled:
         return list(decisions)
+    sides: dict[str, list[Sequence[str]]] = {}
+    for d in decisions:
+        if "#" in d.item_id:
+            sides.setdefault(d.source_id, []).append(d.attribute_words)
     out = []
     for d in decisions:
         if d.status != "kept" or d.instance is None or "#" not in d.item_id:
@@ -253,13 +321,20 @@ def apply_validity(decisions: Sequence[Any], pairs: dict[str, Any], consensus: C
             continue
         pair = pairs[d.source_id]
         side = d.item_id.rsplit("#", 1)[1]
-        g = target_gender(pair.target) or sentence_gender(pair.text("sent_more"))
+        g = target_gender(pair.target) or sentence_gender(pair.text("sent_more")) or perturbed_gender(pair)
         if g is None:
             out.append(d)
             continue
         claimed = g if side == "m" else OTHER[g]
         v = None
-        if judge_with is not None:
+        if len(sides.get(d.source_id, [])) == 2 and is_negation_pair(sides[d.source_id]):
+            negs = [sum(w.lower() in NEGATORS for w in pair.text(r).split()) for r in ("sent_more", "sent_less")]
+            plain_is_more = negs[0] <= negs[1]
+            # the claim is the plain sentence's: "Men know how to drive" claims driving for men
+            plain_gender = g if plain_is_more else OTHER[g]
+            v = judge_negation(pair.text("sent_more" if plain_is_more else "sent_less"), plain_gender,
+                               consensus=consensus, exclude=pair.provenance.derived_from or "", config=config)
+        if v is None and judge_with is not None:
             v = judge_with(list(d.attribute_words), claimed, side,
                            (d.instance.text("sent_more"), d.instance.text("sent_less")))
         if v is None:

@@ -17,11 +17,11 @@ import pytest
 from stereoset_eval.curation import gold_eval as ge
 
 # per benchmark: (item κ, instance κ, dimension κ, exact-pair rate, max count ratio error).
-# Set at the measured level of rules 2.0 minus a small margin where the target
+# Set at the measured level of rules 2.1 minus a small margin where the target
 # (TARGETS: 0.6, 0.5, 0.6, 0.85, 0.15) is not reached, at the target where it is; see docs/curation.md.
 GATE: dict[str, tuple[float, float, float, float, float]] = {
-    "stereoset": (0.6, 0.5, 0.6, 0.85, 0.15),    # every target reached (item κ 0.61)
-    "crows": (0.37, 0.25, 0.38, 0.81, 0.15),     # measured 0.41 / 0.30 / 0.41 / 0.84: targets not reached
+    "stereoset": (0.6, 0.5, 0.6, 0.85, 0.15),    # every target reached (0.63 / 0.57 / 0.82 / 90 % / 7 %)
+    "crows": (0.6, 0.28, 0.6, 0.85, 0.15),       # measured 0.64 / 0.32 / 0.61 / 88 % / 1 %: instance κ not reached
 }
 
 

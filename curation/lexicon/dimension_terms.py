@@ -43,6 +43,18 @@ frightened terrified afraid fearlessly bravely frustrated hysterics mad charisma
 persuasive sober rebellious depressed accomplished alone studious stoudious bonded
 """.split())
 
+# Saucier, G. (1994). Mini-Markers: a brief version of Goldberg's unipolar Big-Five markers.
+# *Journal of Personality Assessment*, 63(3), 506-516: the 40 items (8 per factor), checked against
+# public implementations of the inventory
+MINI_MARKERS = frozenset("""
+talkative extraverted bold energetic shy quiet bashful withdrawn
+sympathetic warm kind cooperative cold unsympathetic rude harsh
+organized efficient systematic practical disorganized sloppy inefficient careless
+unenvious relaxed moody jealous temperamental envious touchy fretful
+creative imaginative philosophical intellectual complex deep uncreative unintellectual
+""".split())
+PERSONALITY_TRAITS = PERSONALITY_TRAITS | MINI_MARKERS
+
 ATTITUDES_AND_BELIEFS = frozenset("""
 admire admiration antiquated approve attitude belief beliefs believe bigoted capable
 conservative contempt despise disapprove disgust favorite favourite feminist hate
@@ -93,12 +105,15 @@ DIMENSION_WORDS: dict[str, frozenset[str]] = {
     "Physical Characteristics": PHYSICAL_CHARACTERISTICS,
 }
 
-# judgement / belief frames over the lower-cased sentence (Attitudes and Beliefs)
+# judgement / belief frames over the lower-cased sentence
 PATTERNS: dict[str, tuple[str, ...]] = {
+    # an ability at an activity is about what someone does: the paper's Roles and Behaviors example
+    # is "Girls are hopeless at outdoor activities" (App. C.3)
+    "Roles and Behaviors": (
+        r"\b(?:good|bad|better|worse|terrible|hopeless|great|awful) (?:at|with) \w+",
+        r"\bknow how to \w+",
+    ),
     "Attitudes and Beliefs": (
-        r"\b(?:good|bad|better|worse|terrible|hopeless|great|awful) (?:at|with)\b",
-        r"\b(?:don't|doesn't|do not|does not|can't|cannot) know how to\b",
-        r"\bknow how to\b",
         r"\btoo \w+(?: \w+)? to\b",
         r"\b(?:should|shouldn't|supposed to|ought to)\b",
         r"\bnot good enough\b",
@@ -108,6 +123,35 @@ PATTERNS: dict[str, tuple[str, ...]] = {
 }
 
 # the nouns among the cue words above (the swap's "her" decision treats the rest as adjectives)
+# the Roles and Behaviors cue words that name a person: after a possessive ("her boss") they are
+# someone else, not the target's role
+PERSON_NOUNS = frozenset("""
+astronaut astrophysicist athlete babysitter boss breadwinner caregiver ceo cheerleader chef
+commander doctor doctors employee engineer entrepreneur executive farmer fighter friend enemy rival
+homemaker housekeeper housewife hunter hunters jock leader manager mechanic miner nanny nerd nurse
+nurses officer parent pilot president programmer scholar scientist secretary soldier soldiers student
+surgeon teacher worker stripper strippers maid expert bodybuilder jogger runner sergeant subordinate
+veteran police detective riders cadets gamers
+""".split())
+
+# judgement frames that decide the sentence stage before its cue words: the paper's Attitudes and
+# Beliefs example is "Women are too emotional to be good scientists" (App. C.3), where the role
+# noun serves the judgement
+# the guidelines' "preferences, what a gender values" (and expectations of others) likewise decide
+FRAMES: dict[str, tuple[str, ...]] = {
+    "Attitudes and Beliefs": (
+        r"\btoo \w+(?: \w+)? to (?:be|become|do|make|have)\b",
+        r"\b(?:prefer|prefers|preferred|value|values|valued|expect|expects|expected)\b",
+    ),
+}
+
+# whom a trait can be aimed at: "caring to my sisters", "harsh to his children" is how someone
+# treats others, an observable behaviour (Roles and Behaviors), not a trait alone
+TREATED = frozenset("""
+children kids child sons daughters son daughter sisters brothers sister brother women men girls boys
+people others everyone family friends coworkers students wife husband mother father parents
+""".split())
+
 NOUNS = frozenset("""
 aggression airhead beard bodies body brute dress empathy feet fingers gentleness genius gossip
 hair hardworker height heels hips hysterics looks makeup muscle muscles nails outfit pants

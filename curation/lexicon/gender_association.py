@@ -7,13 +7,28 @@ the source):
 
 * ``BEM_1974`` — Bem, S. L. (1974). The measurement of psychological androgyny. *Journal of
   Consulting and Clinical Psychology*, 42(2), 155–162: the 20 masculine and 20 feminine items of
-  the Bem Sex Role Inventory (multi-word items reduced to their head word).
+  the Bem Sex Role Inventory, multi-word items reduced to their head word ("acts as a leader" →
+  leader, "has leadership abilities" → leadership, "defends own beliefs" → defend,
+  "strong personality" → strong, "willing to take risks" → risks, "makes decisions easily" →
+  decisions, "eager to soothe hurt feelings" → soothe, "sensitive to the needs of others" →
+  sensitive, "loves children" → children); "willing to take a stand" and "does not use harsh
+  language" have no head word and are left out. Checked (rules 2.1) against the 60-item BSRI as
+  reproduced in public questionnaire implementations: "decisive" and "risk-taking" (paraphrases,
+  not items) were replaced by the items' own words.
 * ``GAUCHER_2011`` — Gaucher, D., Friesen, J., & Kay, A. C. (2011). Evidence that gendered
   wording in job advertisements exists and sustains gender inequality. *JPSP*, 101(1), 109–128,
-  Appendix A: masculine- and feminine-coded words (stems as published).
+  Appendix A: masculine- and feminine-coded words (stems as published). Checked (rules 2.1)
+  against the lists of Matfield's gender-decoder, which reproduces the appendix: ``respon*``
+  (feminine) was missing and is added; the words gender-decoder adds beyond the appendix
+  (battle, champion, decid*, defend*, driven, fearless, fight*, unreasonab*; agree*, collab*,
+  feel*, enthusias*, inclusive, shar*) are not taken.
 * ``WILLIAMS_BEST_1990`` — Williams, J. E., & Best, D. L. (1990). *Measuring sex stereotypes: A
   multination study*: adjectives of the Adjective Check List associated with men or women in a
-  consensus of the 25 countries (the items most consistently assigned).
+  consensus of the 25 countries (the items most consistently assigned). Checked (rules 2.1)
+  against a published reproduction of the 49 male-associated items (agreement in ≥ 19 of 25
+  countries): lazy, serious, wise, practical, humorous, energetic, egotistical, progressive,
+  confident, shrewd, clear-thinking and frank were missing and are added. The female items here
+  (25 in the consensus table) could not be checked against a reproduction and are as before.
 * ``MADERA_2009`` — Madera, J. M., Hebl, M. R., & Martin, R. C. (2009). Gender and letters of
   recommendation for academia: agentic and communal differences. *Journal of Applied
   Psychology*, 94(6), 1591–1599: the agentic (male-typed) and communal (female-typed) adjectives.
@@ -44,12 +59,12 @@ SOURCES: dict[str, dict[str, frozenset[str]]] = {
     "BEM_1974": {
         "male": frozenset("""
             leader aggressive ambitious analytical assertive athletic competitive dominant forceful
-            leadership independent individualistic decisive masculine self-reliant self-sufficient
-            risk-taking
+            leadership independent individualistic decisions masculine self-reliant self-sufficient
+            risks defend strong
         """.split()),
         "female": frozenset("""
             affectionate cheerful childlike compassionate feminine flatterable gentle gullible loyal
-            sensitive shy soft-spoken sympathetic tender understanding warm yielding soothing
+            sensitive shy soft-spoken sympathetic tender understanding warm yielding soothe children
         """.split()),
     },
     "GAUCHER_2011": {
@@ -63,7 +78,7 @@ SOURCES: dict[str, dict[str, frozenset[str]]] = {
         "female": frozenset("""
             affectionate child* cheer* commit* communal compassion* connect* considerate cooperat*
             depend* emotiona* empath* feminine flatterable gentle honest interpersonal
-            interdependen* kind kinship loyal* modesty nag* nurtur* pleasant* polite quiet*
+            interdependen* kind kinship loyal* modesty nag* nurtur* pleasant* polite quiet* respon*
             sensitiv* submissive support* sympath* tender* together* trust* understand* warm*
             whin* yield*
         """.split()),
@@ -74,6 +89,8 @@ SOURCES: dict[str, dict[str, frozenset[str]]] = {
             coarse courageous cruel daring determined disorderly dominant enterprising forceful
             hardheaded hardhearted independent inventive logical loud masculine opportunistic
             rational realistic reckless robust severe stern strong tough unemotional unexcitable
+            lazy serious wise practical humorous energetic egotistical progressive confident shrewd
+            clear-thinking frank
         """.split()),
         "female": frozenset("""
             affectionate anxious appreciative attractive charming complaining curious dependent

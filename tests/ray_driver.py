@@ -8,8 +8,10 @@ test. The driver connects the way a user's does: :class:`RayExecutor` given the 
 ``host:port`` or a Ray Client ``ray://host:port``).
 
 SPEC (JSON): ``address``, ``config`` (the raw study tables), ``out`` (where the answer goes) and
-optionally ``kill`` = ``{"node_id": …, "pid": …}``: SIGKILL that node's process tree as soon as
-a job is seen running on it. The answer (JSON): ``ok`` / ``error``, the jobs and their scores
+optionally ``kill`` = ``{"node_id": …, "pid": …, "release": {"name": …, "namespace": …}}``:
+SIGKILL that node's process tree as soon as a job is seen running on it, then kill the named
+actor ``release`` (the test's placeholder that kept the other node busy, so that the first jobs
+had to go to the doomed node). The answer (JSON): ``ok`` / ``error``, the jobs and their scores
 (``repr`` of each float, so equality is bitwise), cache statistics, the executor's description,
 the output paths, the progress reports, the jobs running on the node when it was killed, and
 the node the driver ran on.
@@ -49,6 +51,8 @@ def main(spec_path: str) -> int:
             if there:
                 answer["killed"] = there
                 kill_tree(kill["pid"])
+                if kill.get("release"):
+                    ray.kill(ray.get_actor(kill["release"]["name"], namespace=kill["release"]["namespace"]))
 
     executor = RayExecutor(address=spec["address"], on_progress=on_progress)
     try:

@@ -184,15 +184,40 @@ def _fresh_second_node(cluster) -> None:
     cluster.wait_for_nodes(2)
 
 
+def _placeholder_class() -> type:
+    """An actor class that holds the head's one CPU, so the study's first jobs must run on the second
+    node (defined in a function: cloudpickle ships it by value; workers cannot import this module)."""
+
+    class Placeholder:
+        def ready(self) -> bool:
+            return True
+
+    return Placeholder
+
+
+PLACEHOLDER = {"name": "head-placeholder", "namespace": "stereoset-eval-tests"}
+
+
 def test_second_node_killed_mid_job_is_survived_and_reported(cluster, local_run, models_dir, data_dir, tmp):
+    """The head is kept busy until the second node runs a job (else a loaded machine may run every
+    job on the head's one warm worker before the second node's first worker is up); the driver
+    kills the second node, then frees the head, where the lost job is retried."""
     _fresh_second_node(cluster)
     second = cluster.nodes[-1]
     victim = node_id("n2")
+    # detached: owned by the cluster, not by this process (which may carry an earlier Ray session)
+    placeholder = ray.remote(num_cpus=1, resources={"head": 1})(_placeholder_class()).options(
+        name=PLACEHOLDER["name"], namespace=PLACEHOLDER["namespace"], lifetime="detached").remote()
+    ray.get(placeholder.ready.remote(), timeout=120)
     raw = raw_config(models_dir, data_dir, tmp, name="fault", cache="fault-cache",
                      node_models=cluster.root / "models")
     try:
-        answer = drive(cluster, tmp, raw, kill={"node_id": victim, "pid": second.proc.pid})
-    finally:  # the other tests get a fresh second node
+        answer = drive(cluster, tmp, raw, kill={"node_id": victim, "pid": second.proc.pid, "release": PLACEHOLDER})
+    finally:  # the other tests get a fresh second node and a free head
+        try:
+            ray.kill(placeholder)
+        except Exception:  # noqa: BLE001 - killed by the driver already
+            pass
         _fresh_second_node(cluster)
     killed = answer["killed"]
     assert killed, "no job ran on the second node"

@@ -178,10 +178,16 @@ def _rows(cache_dir: Path) -> dict[str, object]:
 def _fresh_second_node(cluster) -> None:
     """Replace the second node by a new one (cold workers: a job on it runs for seconds, long
     enough to be seen running and killed); its node name and model folder stay ``n2``'s."""
-    second = cluster.nodes[-1]
-    second.kill()
+    old = node_id("n2")
+    cluster.nodes[-1].kill()
     cluster.add_node(f"n2-{len(cluster.nodes)}", resources={"n2": 1}, node_name="n2")
-    cluster.wait_for_nodes(2)
+    deadline = time.monotonic() + 120
+    while True:  # until the GCS has marked the old node dead and registered the new one
+        alive = [n["NodeID"] for n in ray.nodes() if n.get("Alive") and "n2" in n.get("Resources", {})]
+        if len(alive) == 1 and alive[0] != old:
+            return
+        assert time.monotonic() < deadline, f"the second node was not replaced: alive {alive}, old {old}"
+        time.sleep(0.5)
 
 
 def _placeholder_class() -> type:

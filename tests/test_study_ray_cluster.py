@@ -129,8 +129,12 @@ def cluster(local_run, models_dir):
         shutil.rmtree(root, ignore_errors=True)  # the folder this fixture created
 
 
+def _alive_with(resource: str) -> list[str]:
+    return [n["NodeID"] for n in ray.nodes() if n.get("Alive") and resource in n.get("Resources", {})]
+
+
 def node_id(resource: str) -> str:
-    (nid,) = [n["NodeID"] for n in ray.nodes() if n.get("Alive") and resource in n.get("Resources", {})]
+    (nid,) = _alive_with(resource)
     return nid
 
 
@@ -178,13 +182,13 @@ def _rows(cache_dir: Path) -> dict[str, object]:
 def _fresh_second_node(cluster) -> None:
     """Replace the second node by a new one (cold workers: a job on it runs for seconds, long
     enough to be seen running and killed); its node name and model folder stay ``n2``'s."""
-    old = node_id("n2")
+    old = _alive_with("n2")  # none when the node was killed (and declared dead) already
     cluster.nodes[-1].kill()
     cluster.add_node(f"n2-{len(cluster.nodes)}", resources={"n2": 1}, node_name="n2")
     deadline = time.monotonic() + 120
     while True:  # until the GCS has marked the old node dead and registered the new one
-        alive = [n["NodeID"] for n in ray.nodes() if n.get("Alive") and "n2" in n.get("Resources", {})]
-        if len(alive) == 1 and alive[0] != old:
+        alive = _alive_with("n2")
+        if len(alive) == 1 and alive[0] not in old:
             return
         assert time.monotonic() < deadline, f"the second node was not replaced: alive {alive}, old {old}"
         time.sleep(0.5)

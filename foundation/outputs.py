@@ -101,6 +101,10 @@ def check_replaceable(dest: str | Path, *, command: str, identity: Mapping[str, 
         raise OutputFolderError(dest, f"a part of the path, {str(blocking)!r}, is a file, not a folder")
     if dest.is_symlink():
         raise OutputFolderError(dest, "is a symbolic link; give the folder itself (nothing was written)")
+    anchor = next((p for p in (dest.parent, *dest.parent.parents) if p.exists()), None)
+    if anchor is not None and not os.access(anchor, os.W_OK | os.X_OK):  # the new set is built beside dest
+        raise OutputFolderError(dest, f"cannot be written: the folder {str(anchor)!r} is not writable (permission "
+                                      "denied or a read-only file system); choose another folder (nothing was written)")
     if not dest.exists():
         return dest
     if not dest.is_dir():

@@ -46,6 +46,7 @@ def score_items(
     cache_dir: str | os.PathLike[str] | None = None,
     use_cache: bool = True,
     progress: bool = False,
+    load_from: str | None = None,
 ) -> ScoreSet:
     """Score every sentence of ``items`` with ``method`` under ``model``.
 
@@ -70,6 +71,9 @@ def score_items(
             ``~/.cache/stereoset-eval/scores``).
         use_cache: read and write the cache; False computes everything and stores nothing.
         progress: show a progress bar (sentences/s).
+        load_from: a local folder to read ``model``'s files from (a cluster node's own copy, see
+            docs/ray.md); cache keys and the provenance's model id stay ``model``'s, and the
+            weights' sha256 is that of the files read. None: load ``model`` itself.
 
     Raises:
         ScoringError: an unknown option, an item the method cannot score, an empty ``items``, a
@@ -104,7 +108,7 @@ def score_items(
             backend = load_fake_backend(model, kind=spec.model_kind, dtype=settings.dtype)
         else:
             backend = load_backend(model, kind=spec.model_kind, device=settings.device, dtype=settings.dtype,
-                                   revision=revision, memo=cache)
+                                   revision=revision, memo=cache, load_from=load_from)
         resolved = spec.resolve(backend.tokenizer, given)
         units = spec.units(items, resolved)
         precheck_lengths(spec.name, units, backend.tokenizer, model)  # before prepare builds masked copies

@@ -231,20 +231,26 @@ def _state_dict_sha256(model: Any) -> str:
 
 
 def load_backend(model: str, *, kind: str, device: str | None = "auto", dtype: str | None = None,
-                 revision: str | None = None, memo: HashMemo | None = None) -> Backend:
-    """Load (or reuse) ``model`` as a ``kind`` backend; see the module docstring."""
+                 revision: str | None = None, memo: HashMemo | None = None, load_from: str | None = None) -> Backend:
+    """Load (or reuse) ``model`` as a ``kind`` backend; see the module docstring.
+
+    ``load_from``: a local folder holding ``model``'s files (a cluster node's own copy); the
+    files are read (and hashed) there while the identity — cache keys, provenance id — stays
+    ``model``'s. None: load ``model`` itself.
+    """
     import os
 
     if kind not in MODEL_KINDS:
         raise ScoringError(f"unknown model kind {kind!r}; known: {', '.join(MODEL_KINDS)}")
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
-    key = (model, kind, str(dev), str(dt), revision)
+    key = (model, kind, str(dev), str(dt), revision, load_from)
     if key in _LOADED:
         _LOADED.move_to_end(key)
         return _LOADED[key]
-    check_model_source(model, kind, revision)
-    tokenizer, net, report = _load(model, kind, dev, dt, revision)
+    files, files_revision = (load_from, None) if load_from else (model, revision)
+    check_model_source(files, kind, files_revision)
+    tokenizer, net, report = _load(files, kind, dev, dt, files_revision)
     limit = position_limit(net)
     max_len = tokenizer.model_max_length if tokenizer.model_max_length < _NO_LIMIT else (limit or _NO_LIMIT)
     if limit is not None:
@@ -252,7 +258,7 @@ def load_backend(model: str, *, kind: str, device: str | None = "auto", dtype: s
     tokenizer.model_max_length = max_len
     base, head = _probe_split(net, tokenizer, kind)
     hidden_at = probe_last_layer(base, tokenizer, dev, dt) if kind == "masked" and base is not None else None
-    info = fingerprint(model, revision, memo=memo, state_dict_hash=lambda: _state_dict_sha256(net))
+    info = fingerprint(files, revision, memo=memo, state_dict_hash=lambda: _state_dict_sha256(net))
     info.update({
         "model_id": model,
         "model_id_resolved": os.path.abspath(model) if os.path.isdir(model) else model,

@@ -46,12 +46,16 @@ class ModelSpec:
         name: display name in tables (default: the folder name or the hub id).
         revision: hub revision (branch, tag or commit); None = the default branch.
         kind: ``masked`` or ``causal``; None = read from the model's config.json.
+        paths: node -> absolute folder of the model's files on that node (``[models.paths]``):
+            a Ray worker whose node name (``$STEREOSET_EVAL_NODE_NAME``), host name or IP is a key
+            loads from that folder instead of ``id`` (docs/ray.md); empty = every node loads ``id``.
     """
 
     id: str
     name: str
     revision: str | None = None
     kind: str | None = None
+    paths: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -91,9 +91,20 @@ def _model(raw: Any, where: str, i: int) -> ModelSpec:
         name=r.get("name", str) or _model_name(model_id),
         revision=r.get("revision", str),
         kind=r.get("kind", str),
+        paths=_paths(r),
     )
     r.done()
     return spec
+
+
+def _paths(r: _Reader) -> dict[str, str]:
+    """``paths`` = a table of node -> folder (strings); the values are checked by validate."""
+    table = r.get("paths", dict, {})
+    bad = [(k, v) for k, v in table.items() if not isinstance(v, str)]
+    if bad:
+        raise StudyConfigError(r.where, f"{r.name('paths')}.{bad[0][0]}",
+                               f"must be a folder on that node (a string), got {bad[0][1]!r}")
+    return dict(table)
 
 
 def _benchmark(raw: Any, where: str, i: int) -> BenchmarkSpec:

@@ -6,7 +6,7 @@ or any model is loaded.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from stereoset_eval.study.config_model import BENCHMARK_METHOD, MODEL_KINDS, SOURCES, UNTAGGED_RULES, StudyConfig, StudyConfigError
 from stereoset_eval.foundation.limits import MAX_RESAMPLES
@@ -31,6 +31,7 @@ def validate(c: StudyConfig) -> None:
     for i, m in enumerate(c.models):
         if m.kind is not None and m.kind not in MODEL_KINDS:
             raise StudyConfigError(where, f"models[{i}].kind", f"{m.kind!r} is not one of {list(MODEL_KINDS)}")
+        _check_paths(where, f"models[{i}].paths", m.paths)
     names = [b.name for b in c.benchmarks]
     for i, b in enumerate(c.benchmarks):
         f = f"benchmarks[{i}]"
@@ -106,9 +107,25 @@ def validate(c: StudyConfig) -> None:
         raise StudyConfigError(where, "study.limit", f"must be a positive number of items, got {c.limit}")
 
 
+def _check_paths(where: str, label: str, paths: Mapping[str, str]) -> None:
+    """Per-node model folders: a non-empty node name, an absolute path (a relative one would be
+    relative to a worker's working folder, which nobody chooses)."""
+    import posixpath
+
+    for node, path in paths.items():
+        if not str(node).strip():
+            raise StudyConfigError(where, label, "has an empty node name; use a node's name "
+                                   "($STEREOSET_EVAL_NODE_NAME), host name or IP address")
+        if not str(path).strip():
+            raise StudyConfigError(where, f"{label}.{node}", "is empty; give the model's folder on that node")
+        if not posixpath.isabs(path):
+            raise StudyConfigError(where, f"{label}.{node}", f"must be an absolute folder on that node, got {path!r}")
+
+
 def _unknown(name: str, known: Iterable[str], kind: str = "method") -> str:
     import difflib
 
-    close = difflib.get_close_matches(name, list(known), n=1)
+    names = list(known)
+    close = difflib.get_close_matches(name, names, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown {kind} {name!r}{hint}; known: {', '.join(sorted(known))}"
+    return f"unknown {kind} {name!r}{hint}; known: {', '.join(sorted(names))}"

@@ -58,10 +58,12 @@ class JobResult:
     worker: Mapping[str, Any] = field(default_factory=dict)
 
 
-def run_job(job: Job, items: Sequence[Item], settings: ScoreSettings, *, progress: bool = False) -> JobResult:
+def run_job(job: Job, items: Sequence[Item], settings: ScoreSettings, *, progress: bool = False,
+            load_from: str | None = None) -> JobResult:
     """Score ``items`` for one job (in this process); the unit of work of every executor.
 
     ``progress`` shows a bar (sentences done / total, rate, ETA); it changes no number.
+    ``load_from``: this node's folder of the model (its ``paths`` entry); None loads ``job.model.id``.
     """
     from stereoset_eval.scoring.api import score_items
 
@@ -76,6 +78,7 @@ def run_job(job: Job, items: Sequence[Item], settings: ScoreSettings, *, progres
         cache_dir=settings.cache_dir,
         use_cache=settings.use_cache,
         progress=progress,
+        load_from=load_from,
     )
     return JobResult(
         job=job,

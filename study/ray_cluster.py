@@ -62,7 +62,7 @@ def _error_line(exc: BaseException) -> str:
     if isinstance(cause, BaseException):
         exc = cause
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[-1] if text else ''}"[:300]
+    return f"{type(exc).__name__}: {text[-1] if text else ''}"[:800]  # one line, long enough for paths
 
 
 def run_jobs(ray: Any, jobs: Sequence[Job], items: Mapping[str, Sequence[Item]], settings: Any, *,

@@ -28,6 +28,13 @@ FAST_FAILURE_ENV = {"RAY_health_check_period_ms": "500", "RAY_health_check_failu
                     "RAY_health_check_initial_delay_ms": "0", "RAY_health_check_timeout_ms": "1000"}
 
 
+def clean_environ() -> dict[str, str]:
+    """This process's environment without what an earlier ``ray.init`` here put in it
+    (``RAY_AUTH_MODE``, ``RAY_ADDRESS``, ``PYTHONBREAKPOINT`` …): a node or driver started from a
+    test must not depend on which Ray tests ran before it in the same pytest process."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("RAY_") and k != "PYTHONBREAKPOINT"}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind((LOOPBACK, 0))
@@ -50,27 +57,9 @@ class Node:
     killed: bool = False
 
     def kill(self) -> None:
-        """SIGKILL the node: ``ray start``, its raylet and every worker it started (workers are the
-        raylet's children but not always in its process group, so the tree is walked first)."""
-        import psutil
-
+        """SIGKILL the node: ``ray start``, its raylet and every worker it started."""
         self.killed = True
-        try:
-            tree = [psutil.Process(self.proc.pid)]
-            tree += tree[0].children(recursive=True)
-        except psutil.NoSuchProcess:
-            tree = []
-        for p in tree:
-            try:
-                p.kill()
-            except psutil.NoSuchProcess:
-                pass
-        if _group_alive(self.proc.pid):
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        psutil.wait_procs(tree, timeout=30)
+        kill_tree(self.proc.pid)
         try:
             self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -79,6 +68,30 @@ class Node:
     def stop(self) -> None:
         """Tear the node down now (a test cluster keeps nothing worth a graceful drain)."""
         self.kill()
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL ``pid`` and every process below it (workers are the raylet's children but not always
+    in its process group, so the tree is walked first), then its process group; waits for them.
+    Usable from any process (the fault test's driver kills a node it did not start)."""
+    import psutil
+
+    try:
+        tree = [psutil.Process(pid)]
+        tree += tree[0].children(recursive=True)
+    except psutil.NoSuchProcess:
+        tree = []
+    for p in tree:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+    if _group_alive(pid):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    psutil.wait_procs(tree, timeout=30)
 
 
 def _group_alive(pgid: int) -> bool:
@@ -95,10 +108,13 @@ class LocalCluster:
 
     root: Path
     address: str = ""
+    client_address: str = ""  # ray://127.0.0.1:PORT, the head's Ray Client server
     nodes: list[Node] = field(default_factory=list)
 
     def add_node(self, name: str, *, num_cpus: int = 1, resources: dict[str, float] | None = None,
-                 head: bool = False, env: dict[str, str] | None = None) -> Node:
+                 head: bool = False, env: dict[str, str] | None = None, node_name: str | None = None) -> Node:
+        """Start a node; ``node_name`` (default ``name``) is its ``STEREOSET_EVAL_NODE_NAME``, the key a
+        study's ``[models.paths]`` uses for it."""
         temp_dir = self.root / f"ray-{name}"  # short: Ray's socket paths must stay < 108 bytes
         cache_dir = self.root / f"cache-{name}"
         temp_dir.mkdir(parents=True, exist_ok=True)
@@ -113,12 +129,15 @@ class LocalCluster:
         cmd += [f"{k}={v}" for k, v in ports.items()]
         if head:
             port = free_port()
-            cmd += ["--head", f"--port={port}", "--include-dashboard=false", f"--ray-client-server-port={free_port()}"]
+            client_port = free_port()
+            cmd += ["--head", f"--port={port}", "--include-dashboard=false", f"--ray-client-server-port={client_port}"]
             self.address = f"{LOOPBACK}:{port}"
+            self.client_address = f"ray://{LOOPBACK}:{client_port}"
         else:
             cmd += [f"--address={self.address}"]
-        node_env = {**os.environ, **FAST_FAILURE_ENV, **(env or {}), "STEREOSET_EVAL_NODE_CACHE": str(cache_dir),
-                    "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+        node_env = {**clean_environ(), **FAST_FAILURE_ENV, **(env or {}), "STEREOSET_EVAL_NODE_CACHE": str(cache_dir),
+                    "STEREOSET_EVAL_NODE_NAME": node_name or name, "RAY_USAGE_STATS_ENABLED": "0",
+                    "RAY_AUTH_MODE": "disabled"}
         node_env.pop("STEREOSET_EVAL_CACHE", None)
         log = self.root / f"{name}.log"
         with open(log, "wb") as fh:

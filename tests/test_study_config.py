@@ -62,7 +62,8 @@ def test_to_dict_round_trips_the_settings():
     assert d["methods"]["masked"] == ["pll", "pll-word-l2r"]
     assert d["analysis"]["compare"] == [["CrowS-Pairs", "StereoSet"], ["BMNE-CrowS", "BMNE-StereoSet"],
                                         ["curated-CrowS", "curated-StereoSet"]]
-    assert d["models"][0] == {"id": "bert-base-uncased", "name": "BERT-base-uncased", "revision": None, "kind": None}
+    assert d["models"][0] == {"id": "bert-base-uncased", "name": "BERT-base-uncased", "revision": None, "kind": None,
+                            "paths": {}}
 
 
 @pytest.mark.parametrize(
@@ -94,6 +95,11 @@ def test_to_dict_round_trips_the_settings():
         (_with(study={"last_layer": "some"}), "study.last_layer", "must be 'scored' or 'all'"),
         (_with(options={"stereoset-mlm": {"leading_space": "always"}}), "options.stereoset-mlm", "not one of"),
         (_with(options={"pll-word": {}}), "options.pll-word", "did you mean"),
+        (_with(models=[{"id": "a", "paths": "/x"}]), "models[0].paths", "must be a table"),
+        (_with(models=[{"id": "a", "paths": {"n2": 3}}]), "models[0].paths.n2", "must be a folder on that node"),
+        (_with(models=[{"id": "a", "paths": {"n2": "models/a"}}]), "models[0].paths.n2", "must be an absolute folder"),
+        (_with(models=[{"id": "a", "paths": {"n2": " "}}]), "models[0].paths.n2", "is empty"),
+        (_with(models=[{"id": "a"}, {"id": "b", "paths": {"": "/m/b"}}]), "models[1].paths", "empty node name"),
     ],
 )
 def test_bad_configs_name_the_field(raw, field, words):
@@ -117,6 +123,17 @@ def test_load_config_reads_toml_and_resolves_relative_data_paths(tmp_path):
     assert c.benchmark("C").data == str(tmp_path / "cfg" / "data" / "crows.csv")
     assert c.benchmark("R").data == "crows-pairs-revised"  # manifest names stay names
     assert c.source == str(path)
+
+
+def test_per_node_model_paths_are_read_from_a_models_paths_table(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[[models]]\nid = "bert-base-uncased"\n[models.paths]\n"gpu-3" = "/scratch/bert"\n"10.0.0.2" = "/data/bert"\n'
+        '[[models]]\nid = "gpt2"\nkind = "causal"\n'
+        '[[benchmarks]]\nname = "C"\nsource = "crows-pairs"\n', encoding="utf-8")
+    c = load_config(path)
+    assert dict(c.models[0].paths) == {"gpu-3": "/scratch/bert", "10.0.0.2": "/data/bert"} and not c.models[1].paths
+    assert c.to_dict()["models"][0]["paths"] == {"gpu-3": "/scratch/bert", "10.0.0.2": "/data/bert"}  # provenance
 
 
 @pytest.mark.parametrize("text, problem", [("[[models]\nid=1", "not valid TOML"), (None, "cannot read")])

@@ -26,7 +26,7 @@ JOBS = [Job(ModelSpec(f"m{i}", f"m{i}"), "masked", bench, "pll") for i in range(
 ITEMS = {"A": ["a1", "a2"], "B": ["b1"], "unused": ["x"]}
 
 
-def fake_run_job(job, items, settings, *, progress=False):
+def fake_run_job(job, items, settings, *, progress=False, load_from=None):
     return JobResult(job, {f"{job.key}/{it}": 1.0 for it in items}, {"device": settings.device}, {"hits": 0,
                      "computed": len(items)}, 0.0)
 
@@ -186,7 +186,7 @@ def test_ray_missing_is_a_clear_error(monkeypatch, settings):
 def test_a_failing_job_fails_the_study_after_the_others_finished(fake_ray, settings, monkeypatch):
     fake_ray({"CPU": 2.0})
 
-    def run_job(job, items, settings_):
+    def run_job(job, items, settings_, **kwargs):
         if job is JOBS[2]:
             raise StereosetEvalError("model m1: cannot be loaded")
         return fake_run_job(job, items, settings_)

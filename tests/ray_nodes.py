@@ -137,7 +137,10 @@ class LocalCluster:
             cmd += [f"--address={self.address}"]
         node_env = {**clean_environ(), **FAST_FAILURE_ENV, **(env or {}), "STEREOSET_EVAL_NODE_CACHE": str(cache_dir),
                     "STEREOSET_EVAL_NODE_NAME": node_name or name, "RAY_USAGE_STATS_ENABLED": "0",
-                    "RAY_AUTH_MODE": "disabled"}
+                    "RAY_AUTH_MODE": "disabled",
+                    # the head's Ray Client proxy gives each client's own server 30 s to start; a
+                    # loaded 2-core machine needs longer (seen: grpc.FutureTimeoutError at 30 s)
+                    "RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S": "180"}
         node_env.pop("STEREOSET_EVAL_CACHE", None)
         log = self.root / f"{name}.log"
         with open(log, "wb") as fh:

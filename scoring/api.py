@@ -126,7 +126,7 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
             backend = load_fake_backend(model, kind=spec.model_kind, dtype=settings.dtype)
         else:
             backend = load_backend(model, kind=spec.model_kind, device=settings.device, dtype=settings.dtype,
-                                   revision=revision, memo=cache)
+                                   revision=revision, memo=cache, device_map=settings.device_map)
         resolved = spec.resolve(backend.tokenizer, given)
         units = spec.units(items, resolved)
         shared = shared if shared is not None else SharedWork()
@@ -241,6 +241,7 @@ def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, A
             "class": info["model_class"], "kind": backend.kind, "n_parameters": info["n_parameters"],
             "dtype": str(backend.dtype).replace("torch.", ""), "device": str(backend.device),
             "head_split": info["head_split"],
+            "dtype_choice": info.get("dtype_choice"), "device_map": info.get("device_map"),
             "last_layer_at_scored_positions": info.get("last_layer_at_scored_positions", False),
             "load_report": info["load_report"],
         },

@@ -77,7 +77,8 @@ def score_items(
         shared: work shared with the other calls of a run
             (:class:`~stereoset_eval.scoring.shared_work.SharedWork`): each distinct text is encoded
             once, and a masked input another method already ran on this model (same scorer path)
-            is read instead of run again. None: this call's own (nothing outlives it). Numbers
+            is read instead of run again. None: texts are memoized within this call only and no
+            values are kept. Numbers
             equal the method run alone up to float32 batch noise; ``run.execution`` in the
             provenance counts the rows run and reused.
 
@@ -129,6 +130,7 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
                                    revision=revision, memo=cache, device_map=settings.device_map)
         resolved = spec.resolve(backend.tokenizer, given)
         units = spec.units(items, resolved)
+        sharing = shared is not None  # masked-input values are kept only for a caller's later calls
         shared = shared if shared is not None else SharedWork()
         identity = backend.identity()
         from stereoset_eval.scoring.model_info import quiet_transformers
@@ -159,7 +161,8 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
         scorer = FakeScorer(backend) if is_fake_model(model) else \
             Scorer(backend, last_layer_at_scored=settings.last_layer == "scored")
         run_stats = RunStats()
-        positions = shared.positions((json.dumps(identity, sort_keys=True), backend.kind, scorer.last_layer))
+        positions = shared.positions((json.dumps(identity, sort_keys=True), backend.kind, scorer.last_layer)) \
+            if sharing else None
         with exact_float32(backend):  # fp32 means IEEE float32 on CUDA too (no TF32), as the references ran
             results = execute(spec, units, prepared, keys, resolved, scorer.run, batch_tokens=settings.batch_tokens,
                               cached=cached, commit=commit, progress=progress,

@@ -180,7 +180,7 @@ def _target(name: str, value: float | None, op: str, threshold: float, agree: bo
 def study_table(results: list[dict[str, Any]]) -> str:
     """The study rows: three methods in one run vs pll alone, and what sharing saved."""
     lines = ["| model | data | pll alone s | study (3 methods) s | study / pll | study / pll (CPU) "
-             "| max \|Δ\| vs each method alone | forward rows: alone (sum) → study |",
+             "| max \\|Δ\\| vs each method alone | forward rows: alone (sum) → study |",
              "|---|---|---:|---:|---:|---:|---|---:|"]
     for r in results:
         if r["method"] != "study":

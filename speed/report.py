@@ -159,7 +159,7 @@ def issue19_targets(results: list[dict[str, Any]], memory: Mapping[str, Any] | N
         if r["method"] == "study" and "study_over_pll" in q:
             extra = r["implementations"]["ours-study"].get("extra") or {}
             diffs = extra.get("max_abs_diff_vs_alone") or {}
-            equal = bool(r["numbers_agree"]) and bool(diffs) and all(d <= 1e-4 for d in diffs.values())
+            equal = bool(r["numbers_agree"]) and bool(diffs) and all(d is not None and d <= 1e-4 for d in diffs.values())
             out.append(_target(f"{r['model']} study (pll + pll-word-l2r + crows-nangia) within {STUDY_LIMIT}x of pll "
                                "alone, numbers equal to separate runs", q["study_over_pll"], "<=", STUDY_LIMIT, equal))
     if memory:
@@ -187,7 +187,7 @@ def study_table(results: list[dict[str, Any]]) -> str:
             continue
         o, st, q = r["implementations"].get("ours", {}), r["implementations"].get("ours-study", {}), r["ratios"]
         extra = st.get("extra") or {}
-        diffs = ", ".join(f"{m} {d:.1e}" for m, d in (extra.get("max_abs_diff_vs_alone") or {}).items())
+        diffs = ", ".join(f"{m} {_fmt(d, '.1e')}" for m, d in (extra.get("max_abs_diff_vs_alone") or {}).items())
         rows = extra.get("forward_rows") or {}
         alone = sum(v["alone"] for v in rows.values())
         together = sum(v["in_study"] for v in rows.values())

@@ -50,6 +50,7 @@ class StudyRunner:
         shared = SharedWork()
         out = {m: self._score(items, m, shared) for m in STUDY_METHODS}
         out["_shared"] = shared.counts()
+        out["_items"] = items  # the items of this run (prepare also sees the warm-up's)
         return out
 
     def scores(self, output: dict[str, Any]) -> dict[str, float]:
@@ -60,11 +61,12 @@ class StudyRunner:
 
     def extra(self, output: dict[str, Any]) -> dict[str, Any]:
         """Each method alone (untimed): the largest |Δ| from the shared run, and the rows each ran."""
-        diffs, rows = {}, {}
+        diffs: dict[str, float | None] = {}
+        rows = {}
         for m in STUDY_METHODS:
-            alone = self._score(self.items, m, None)
+            alone = self._score(output["_items"], m, None)
             a, b = _comparable(alone), _comparable(output[m])
-            diffs[m] = max((abs(a[k] - b[k]) for k in a), default=0.0) if a.keys() == b.keys() else float("inf")
+            diffs[m] = max((abs(a[k] - b[k]) for k in a), default=0.0) if a.keys() == b.keys() else None  # None: JSON-safe
             rows[m] = {"alone": alone.provenance["run"]["execution"]["rows_computed"],
                        "in_study": output[m].provenance["run"]["execution"]["rows_computed"],
                        "reused_in_study": output[m].provenance["run"]["execution"]["rows_reused"]}

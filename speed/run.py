@@ -81,6 +81,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="StereoSet slice the reference loop scores on fixture models (100)")
     p.add_argument("--no-study", action="store_true",
                    help="skip the study row (pll + pll-word-l2r + crows-nangia in one run vs pll alone)")
+    p.add_argument("--study-only", action="store_true",
+                   help="run only the study rows (and the memory step unless --no-memory)")
     p.add_argument("--no-memory", action="store_true",
                    help="skip the BERT-base-sized memory measurement (stereoset-mlm at 1,920 and 3,840 sentences)")
     p.add_argument("--smoke", action="store_true", help="tiny slices, 1 repeat, no warm-up: checks the machinery only")
@@ -172,7 +174,7 @@ def plan_cells(args: argparse.Namespace, data_dir: Path, fixtures_dir: Path) -> 
             continue
         path = model_path(spec, fixtures_dir=fixtures_dir, cache_dir=args.model_cache)
         info = {"name": spec.name, "origin": spec.origin, "note": spec.note, "kind": spec.kind, "path": str(path)}
-        for method in methods:
+        for method in ([] if args.study_only else methods):
             dataset = METHOD_DATASET[method]
             n, n_base = sizes[spec.size][dataset], baselines[spec.size][dataset]
             warm = args.warmup_items

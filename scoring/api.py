@@ -8,6 +8,7 @@ look the units up in the cache, run the rest in batches, and assemble records an
 from __future__ import annotations
 
 import functools
+import json
 import os
 import platform
 import time
@@ -19,6 +20,7 @@ from stereoset_eval import __version__
 from stereoset_eval.foundation.items import Item
 from stereoset_eval.foundation.provenance import ToolInfo
 from stereoset_eval.scoring.cache import ScoreCache, cache_key, default_cache_dir
+from stereoset_eval.scoring.engine import RunStats
 from stereoset_eval.scoring.methods import get_method
 from stereoset_eval.scoring.methods.base import Method, Prepared, UnitSpec
 from stereoset_eval.scoring.length_check import precheck_lengths
@@ -26,6 +28,7 @@ from stereoset_eval.scoring.model_info import is_fake_model
 from stereoset_eval.scoring.records import ScoreSet, ScoringError, SentenceResult, SentenceScore
 from stereoset_eval.scoring.requests import batch_overhead_tokens
 from stereoset_eval.scoring.settings import DEFAULT_BATCH_TOKENS, RunSettings  # noqa: F401 - re-exported
+from stereoset_eval.scoring.shared_work import SharedWork
 
 _GIVEN = object()  # a keyword left out: the value of ``settings`` applies
 
@@ -47,6 +50,7 @@ def score_items(
     use_cache: bool = True,
     progress: bool = False,
     load_from: str | None = None,
+    shared: SharedWork | None = None,
 ) -> ScoreSet:
     """Score every sentence of ``items`` with ``method`` under ``model``.
 
@@ -74,6 +78,13 @@ def score_items(
         load_from: a local folder to read ``model``'s files from (a cluster node's own copy, see
             docs/ray.md); cache keys and the provenance's model id stay ``model``'s, and the
             weights' sha256 is that of the files read. None: load ``model`` itself.
+        shared: work shared with the other calls of a run
+            (:class:`~stereoset_eval.scoring.shared_work.SharedWork`): each distinct text is encoded
+            once, and a masked input another method already ran on this model (same scorer path)
+            is read instead of run again. None: texts are memoized within this call only and no
+            values are kept. Numbers
+            equal the method run alone up to float32 batch noise; ``run.execution`` in the
+            provenance counts the rows run and reused.
 
     Raises:
         ScoringError: an unknown option, an item the method cannot score, an empty ``items``, a
@@ -84,6 +95,19 @@ def score_items(
         A :class:`ScoreSet`: ``scores`` (sentence id -> number), ``records``, ``provenance``,
         ``cache_stats``.
     """
+    from stereoset_eval.scoring.engine import collector_paused
+
+    with collector_paused():
+        return _score_items(items, model=model, method=method, options=options, settings=settings,
+                            revision=revision, cache_dir=cache_dir, use_cache=use_cache, progress=progress,
+                            shared=shared, load_from=load_from, keywords={"device": device, "dtype": dtype, "batch_tokens": batch_tokens,
+                                                     "last_layer": last_layer, "allocator": allocator})
+
+
+def _score_items(items: Iterable[Item], *, model: str, method: str, options: Mapping[str, Any] | None,
+                 settings: RunSettings | None, revision: str | None, cache_dir: str | os.PathLike[str] | None,
+                 use_cache: bool, progress: bool, shared: SharedWork | None, load_from: str | None,
+                 keywords: dict[str, Any]) -> ScoreSet:
     started = time.perf_counter()
     items = list(items)
     spec = get_method(method)
@@ -91,14 +115,14 @@ def score_items(
         raise ScoringError(f"no items to score with {spec.name} ({model}): the dataset is empty (after filtering?)")
     given = spec.validate_options(options)
     _check_items(spec, items)
-    keywords = {"device": device, "dtype": dtype, "batch_tokens": batch_tokens, "last_layer": last_layer,
-                "allocator": allocator}
     if keywords["device"] is None:  # the old signature's None meant auto
         keywords["device"] = "auto"
     settings = (settings or RunSettings()).replace(**{k: v for k, v in keywords.items() if v is not _GIVEN})
     settings = settings.run_settings().validate()
     from stereoset_eval.scoring.backends import load_backend
     from stereoset_eval.scoring.scorers import Scorer
+
+    from stereoset_eval.scoring.memory import release_free_memory
 
     cache = ScoreCache(cache_dir) if use_cache else None
     try:
@@ -108,27 +132,31 @@ def score_items(
             backend = load_fake_backend(model, kind=spec.model_kind, dtype=settings.dtype)
         else:
             backend = load_backend(model, kind=spec.model_kind, device=settings.device, dtype=settings.dtype,
-                                   revision=revision, memo=cache, load_from=load_from)
+                                   revision=revision, memo=cache, load_from=load_from,
+                                   device_map=settings.device_map)
         resolved = spec.resolve(backend.tokenizer, given)
         units = spec.units(items, resolved)
-        precheck_lengths(spec.name, units, backend.tokenizer, model)  # before prepare builds masked copies
+        sharing = shared is not None  # masked-input values are kept only for a caller's later calls
+        shared = shared if shared is not None else SharedWork()
+        identity = backend.identity()
         from stereoset_eval.scoring.model_info import quiet_transformers
 
-        with quiet_transformers():  # its "sequence longer than ..." warning: _check_lengths says it better
-            prepared = [spec.prepare(u, backend.tokenizer, resolved) for u in units]
+        # each distinct text encoded once: for the length check and every method of the run
+        with backend.tokenizer.memoized(shared.encodings(identity["tokenizer_sha256"] or identity["model"])):
+            precheck_lengths(spec.name, units, backend.tokenizer, model)  # before prepare builds masked copies
+            with quiet_transformers():  # its "sequence longer than ..." warning: _check_lengths says it better
+                prepared = [spec.prepare(u, backend.tokenizer, resolved) for u in units]
         _check_lengths(spec, units, prepared, backend.tokenizer.max_length, model)
-        identity = backend.identity()
         key_options = spec.key_options(resolved)
         keys = [cache_key(identity, spec.name, spec.version, key_options, u.inputs) for u in units]
         cached = cache.get_many(keys) if cache is not None else {}
 
-        from stereoset_eval.scoring.memory import release_free_memory, tune_allocator
+        from stereoset_eval.scoring.memory import tune_allocator
 
         def commit(fresh: dict[str, list[SentenceResult]]) -> None:
             if cache is not None:
                 cache.put_many({k: [r.to_json() for r in rs] for k, rs in fresh.items()},
                                model=identity["model"], method=spec.name)
-            release_free_memory()
 
         from stereoset_eval.scoring.engine import execute
 
@@ -138,18 +166,25 @@ def score_items(
 
         scorer = FakeScorer(backend) if is_fake_model(model) else \
             Scorer(backend, last_layer_at_scored=settings.last_layer == "scored")
+        run_stats = RunStats()
+        positions = shared.positions((json.dumps(identity, sort_keys=True), backend.kind, scorer.last_layer)) \
+            if sharing else None
         with exact_float32(backend):  # fp32 means IEEE float32 on CUDA too (no TF32), as the references ran
             results = execute(spec, units, prepared, keys, resolved, scorer.run, batch_tokens=settings.batch_tokens,
                               cached=cached, commit=commit, progress=progress,
-                              overhead_tokens=batch_overhead_tokens(backend.device.type))
+                              overhead_tokens=batch_overhead_tokens(backend.device.type),
+                              shared=positions, stats=run_stats)
+        shared.rows_computed += run_stats.rows_computed
+        shared.rows_reused += run_stats.rows_reused
     finally:
         if cache is not None:
             cache.close()
+        release_free_memory()  # fast: the heap's free pages go back to the OS once the run is over
     records = _records(items, units, results)
     hits = sum(len(u.sentence_ids) for u, k in zip(units, keys) if k in cached)
     stats = {"hits": hits, "computed": len(records) - hits}
     provenance = _provenance(spec, given, resolved, backend, items, records, stats, settings=settings,
-                             last_layer=scorer.last_layer, allocator=allocator_in_effect,
+                             last_layer=scorer.last_layer, allocator=allocator_in_effect, run_stats=run_stats,
                              cache_dir=(Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None,
                              wall_time_s=time.perf_counter() - started)
     return ScoreSet(spec.name, records, provenance, stats)
@@ -200,7 +235,8 @@ def _versions() -> dict[str, str]:
 
 def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, Any], backend: Any, items: list[Item],
                 records: list[SentenceScore], stats: Mapping[str, int], *, settings: RunSettings, last_layer: str,
-                allocator: str, cache_dir: Path | None, wall_time_s: float) -> dict[str, Any]:
+                allocator: str, cache_dir: Path | None, wall_time_s: float,
+                run_stats: RunStats | None = None) -> dict[str, Any]:
     import torch
 
     data = sorted({(it.provenance.source_file, it.provenance.sha256) for it in items})
@@ -214,6 +250,7 @@ def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, A
             "class": info["model_class"], "kind": backend.kind, "n_parameters": info["n_parameters"],
             "dtype": str(backend.dtype).replace("torch.", ""), "device": str(backend.device),
             "head_split": info["head_split"],
+            "dtype_choice": info.get("dtype_choice"), "device_map": info.get("device_map"),
             "last_layer_at_scored_positions": info.get("last_layer_at_scored_positions", False),
             "load_report": info["load_report"],
         },
@@ -229,6 +266,7 @@ def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, A
                 "batch_tokens": settings.batch_tokens,
                 "batch_overhead_tokens": batch_overhead_tokens(backend.device.type),
                 "last_layer": last_layer, "allocator": allocator,
+                "execution": run_stats.to_dict() if run_stats is not None else None,  # rows run / reused, OOM halvings
                 "cache_dir": str(cache_dir) if cache_dir else None,
                 "use_cache": cache_dir is not None, "cache_hits": stats["hits"], "computed": stats["computed"],
                 "wall_time_s": round(wall_time_s, 3), "torch_threads": torch.get_num_threads()},

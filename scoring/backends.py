@@ -114,6 +114,36 @@ def resolve_device(device: str | None) -> Any:
     return dev
 
 
+def checkpoint_dtype(model: str, revision: str | None = None) -> str | None:
+    """The dtype the checkpoint's config declares (``bfloat16`` …), or None if it declares none."""
+    config = read_config(model, revision)
+    declared = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)
+    return str(declared).replace("torch.", "") if declared is not None else None
+
+
+def choose_dtype(dtype: str | None, device: Any, declared: str | None) -> tuple[str | None, str]:
+    """``dtype`` with ``auto`` decided, and why (recorded in the provenance as ``model.dtype_choice``).
+
+    ``auto`` is the checkpoint's bf16 on CUDA and fp32 otherwise: fp32 stays the precision on CPU
+    and of every reference comparison.
+
+    >>> import torch
+    >>> choose_dtype("auto", torch.device("cpu"), "bfloat16")
+    ('fp32', 'auto: fp32 (not on CUDA)')
+    >>> choose_dtype("auto", torch.device("cuda"), "bfloat16")
+    ('bf16', 'auto: bf16 (the checkpoint is bfloat16, on CUDA)')
+    >>> choose_dtype(None, torch.device("cuda"), "bfloat16")
+    (None, 'fp32 (default)')
+    """
+    if dtype is None or dtype.lower() != "auto":
+        return dtype, f"{dtype} (requested)" if dtype else "fp32 (default)"
+    if device.type != "cuda":
+        return "fp32", "auto: fp32 (not on CUDA)"
+    if declared == "bfloat16":
+        return "bf16", "auto: bf16 (the checkpoint is bfloat16, on CUDA)"
+    return "fp32", f"auto: fp32 (the checkpoint is {declared or 'of no declared dtype'})"
+
+
 def resolve_dtype(dtype: str | None, device: Any) -> Any:
     import torch
 
@@ -159,9 +189,19 @@ def position_limit(model: Any) -> int | None:
     return None
 
 
-def _load(model_id: str, kind: str, device: Any, dtype: Any, revision: str | None) -> tuple[Any, Any, dict[str, Any]]:
+def _load(model_id: str, kind: str, device: Any, dtype: Any, revision: str | None,
+          device_map: str = "none") -> tuple[Any, Any, dict[str, Any]]:
     import transformers
 
+    placement: dict[str, Any] = {}
+    if device_map == "auto":
+        if kind == "nsp":
+            raise ScoringError("device_map auto applies to masked and causal LMs, not to next-sentence heads")
+        try:
+            import accelerate  # noqa: F401 - transformers needs it for device_map
+        except ImportError:
+            raise ScoringError("device_map auto needs the accelerate package: pip install 'stereoset-eval[large]'") from None
+        placement = {"device_map": "auto"}
     cls = getattr(transformers, MODEL_KINDS[kind])
     problem = None
     try:
@@ -174,7 +214,7 @@ def _load(model_id: str, kind: str, device: Any, dtype: Any, revision: str | Non
         try:
             with quiet_transformers():  # mismatched shapes are reported (and refused) by check_load_report
                 model, report = cls.from_pretrained(model_id, revision=revision, dtype=dtype, output_loading_info=True,
-                                                    ignore_mismatched_sizes=True)
+                                                    ignore_mismatched_sizes=True, **placement)
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
             problem = f"cannot load {model_id!r} as {cls.__name__} (model kind {kind!r}): {one_line(exc)}"
         except Exception as exc:  # noqa: BLE001 - safetensors' SafetensorError on a truncated file
@@ -191,7 +231,9 @@ def _load(model_id: str, kind: str, device: Any, dtype: Any, revision: str | Non
             f"{model_id!r} has no pretrained weights for part of {type(model).__name__} ({shown}); "
             f"transformers would initialise them at random, so the {kind} scores would be meaningless"
         )
-    model.to(device).eval()
+    if not placement:
+        model.to(device)
+    model.eval()
     load_report = {k: sorted(v) for k, v in report.items() if isinstance(v, (set, list)) and v}
     return tokenizer, model, load_report
 
@@ -230,27 +272,42 @@ def _state_dict_sha256(model: Any) -> str:
     return h.hexdigest()
 
 
+def _placement(net: Any) -> dict[str, str]:
+    """Where accelerate put each part (``hf_device_map``; ``{"": device}`` when all is on one device)."""
+    placed = getattr(net, "hf_device_map", None) or {"": str(next(net.parameters()).device)}
+    return {str(k): str(v) for k, v in placed.items()}
+
+
 def load_backend(model: str, *, kind: str, device: str | None = "auto", dtype: str | None = None,
-                 revision: str | None = None, memo: HashMemo | None = None, load_from: str | None = None) -> Backend:
+                 revision: str | None = None, memo: HashMemo | None = None, load_from: str | None = None,
+                 device_map: str = "none") -> Backend:
     """Load (or reuse) ``model`` as a ``kind`` backend; see the module docstring.
 
     ``load_from``: a local folder holding ``model``'s files (a cluster node's own copy); the
     files are read (and hashed) there while the identity — cache keys, provenance id — stays
     ``model``'s. None: load ``model`` itself.
+    ``dtype="auto"``: the checkpoint's bf16 on CUDA, else fp32 (:func:`choose_dtype`).
+    ``device_map="auto"``: accelerate places the layers over the GPUs (then CPU memory); inputs
+    go to the device of the input embeddings, which is then ``Backend.device``.
     """
     import os
 
     if kind not in MODEL_KINDS:
         raise ScoringError(f"unknown model kind {kind!r}; known: {', '.join(MODEL_KINDS)}")
+    if device_map not in ("none", "auto"):
+        raise ScoringError(f"device_map must be one of none, auto, got {device_map!r}")
     dev = resolve_device(device)
+    files, files_revision = (load_from, None) if load_from else (model, revision)
+    dtype, dtype_choice = choose_dtype(dtype, dev, checkpoint_dtype(files, files_revision) if dtype == "auto" else None)
     dt = resolve_dtype(dtype, dev)
-    key = (model, kind, str(dev), str(dt), revision, load_from)
+    key = (model, kind, str(dev), str(dt), revision, load_from, device_map)
     if key in _LOADED:
         _LOADED.move_to_end(key)
         return _LOADED[key]
-    files, files_revision = (load_from, None) if load_from else (model, revision)
     check_model_source(files, kind, files_revision)
-    tokenizer, net, report = _load(files, kind, dev, dt, files_revision)
+    tokenizer, net, report = _load(files, kind, dev, dt, files_revision, device_map)
+    if device_map == "auto":
+        dev = net.get_input_embeddings().weight.device
     limit = position_limit(net)
     max_len = tokenizer.model_max_length if tokenizer.model_max_length < _NO_LIMIT else (limit or _NO_LIMIT)
     if limit is not None:
@@ -268,6 +325,8 @@ def load_backend(model: str, *, kind: str, device: str | None = "auto", dtype: s
         "head_split": base is not None,
         "last_layer_at_scored_positions": hidden_at is not None,
         "n_parameters": sum(p.numel() for p in net.parameters()),
+        "dtype_choice": dtype_choice,
+        "device_map": _placement(net) if device_map == "auto" else None,
     })
     backend = Backend(model, kind, net, TokenizerView(tokenizer, model, max_len), dev, dt, base, head, hidden_at, info)
     _LOADED[key] = backend

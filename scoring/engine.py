@@ -10,20 +10,96 @@ numbers) and at most that one group.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+import contextlib
+import gc
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from stereoset_eval.scoring.methods.base import Method, Prepared, UnitSpec
 from stereoset_eval.scoring.records import SentenceResult
-from stereoset_eval.scoring.requests import BATCH_OVERHEAD_TOKENS, merge_requests, plan_batches, plan_groups
+from stereoset_eval.scoring.requests import (
+    BATCH_OVERHEAD_TOKENS, BatchRow, merge_requests, plan_batches, plan_groups,
+)
 
 RunBatch = Callable[[Sequence[Any]], list[list[float]]]
 Commit = Callable[[dict[str, list[SentenceResult]]], None]  # key -> results (the cache stores to_json())
 
 
+@dataclass
+class RunStats:
+    """What :func:`execute` did (for the provenance): forward rows run and reused, and every
+    out-of-memory halving as ``(rows before, rows after)``."""
+
+    rows_computed: int = 0
+    rows_reused: int = 0
+    batches: int = 0
+    oom_halvings: list[tuple[int, int]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rows_computed": self.rows_computed, "rows_reused": self.rows_reused, "batches": self.batches,
+                "oom_halvings": [list(h) for h in self.oom_halvings]}
+
+
+def out_of_memory_errors() -> tuple[type[BaseException], ...]:
+    """The exception types that mean "the batch did not fit" (torch's device OOM errors)."""
+    import torch
+
+    kinds: list[type[BaseException]] = []
+    for owner, name in ((torch, "OutOfMemoryError"), (torch.cuda, "OutOfMemoryError")):
+        kind = getattr(owner, name, None)
+        if isinstance(kind, type) and kind not in kinds:
+            kinds.append(kind)
+    return tuple(kinds)
+
+
+def run_halving(run_batch: RunBatch, batch: Sequence[BatchRow], stats: RunStats,
+                oom: tuple[type[BaseException], ...]) -> list[list[float]]:
+    """``run_batch(batch)``; on an out-of-memory error, the two halves one after the other (and so
+    on down to single rows, which re-raise). Each halving is recorded in ``stats``; the numbers
+    differ from one batch by float32 batch noise only."""
+    try:
+        return run_batch(batch)
+    except oom:
+        if len(batch) < 2:
+            raise
+    _free_device_cache()
+    half = (len(batch) + 1) // 2
+    stats.oom_halvings.append((len(batch), half))
+    return run_halving(run_batch, batch[:half], stats, oom) + run_halving(run_batch, batch[half:], stats, oom)
+
+
+def _free_device_cache() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No automatic cyclic garbage collection while scoring: the run allocates hundreds of
+    thousands of small acyclic objects (requests, rows, results), and the collector's repeated
+    passes over them cost up to a fifth of a fixture model's run (measured with cProfile).
+    :func:`_collect_young` after each group still frees any cycle, looking at new objects only."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _collect_young() -> None:
+    """Collect the objects made since the last call (generations 0 and 1), never a full pass."""
+    gc.collect(1)
+
+
 def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepared], keys: Sequence[str],
             options: Mapping[str, Any], run_batch: RunBatch, *, batch_tokens: int,
             cached: Mapping[str, list[Mapping[str, Any]]], commit: Commit | None = None,
-            progress: bool = False, overhead_tokens: int = BATCH_OVERHEAD_TOKENS) -> list[list[SentenceResult]]:
+            progress: bool = False, overhead_tokens: int = BATCH_OVERHEAD_TOKENS,
+            shared: dict[Any, float] | None = None, stats: RunStats | None = None) -> list[list[SentenceResult]]:
     """Results for every unit (cached or computed), in unit order.
 
     Args:
@@ -35,37 +111,73 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
         overhead_tokens: the fixed cost of a forward pass in tokens, for
             :func:`~stereoset_eval.scoring.requests.plan_batches` (batch composition only: numbers move by
             float32 noise at most).
+        shared: ``(row key, position, target) -> log p`` computed by earlier methods of the run on
+            the same model and scorer path (:class:`~stereoset_eval.scoring.shared_work.SharedWork`):
+            a row whose every gather is there is not run again; computed values are added.
+        stats: filled with what ran (:class:`RunStats`).
     """
+    stats = stats if stats is not None else RunStats()
+    oom = out_of_memory_errors()
     results: list[list[SentenceResult] | None] = [
         [SentenceResult.from_json(d) for d in cached[k]] if k in cached else None for k in keys]
     n_sentences = sum(len(u.sentence_ids) for u in units)
     done = sum(len(u.sentence_ids) for u, r in zip(units, results) if r is not None)
     bar = _progress_bar(n_sentences, done, method.name) if progress else None
     try:
-        for group in plan_groups([p.requests for p in prepared], batch_tokens):
-            todo = [i for i in group if results[i] is None]
-            if not todo:
-                continue
-            rows = merge_requests(r for i in todo for r in prepared[i].requests)
-            values: dict[Any, dict[tuple[int, int], float]] = {}
-            for batch in plan_batches(rows, batch_tokens, overhead_tokens=overhead_tokens):
-                for row, out in zip(batch, run_batch(batch)):
-                    values[row.key] = dict(zip(row.gather, out))
-            fresh: dict[str, list[SentenceResult]] = {}
-            for i in todo:
-                outputs = [[values[r.key][g] for g in r.gather] for r in prepared[i].requests]
-                # through JSON, so a computed result equals the same result read from the cache
-                result = SentenceResult.through_json(method.reduce(units[i], prepared[i], outputs, options))
-                results[i] = fresh[keys[i]] = result
-            if commit is not None:
-                commit(fresh)
-            if bar is not None:
-                bar.update(sum(len(units[i].sentence_ids) for i in todo))
+        with collector_paused():
+            for group in plan_groups([p.requests for p in prepared], batch_tokens):
+                todo = [i for i in group if results[i] is None]
+                if not todo:
+                    continue
+                rows = merge_requests(r for i in todo for r in prepared[i].requests)
+                values: dict[Any, dict[tuple[int, int], float]] = {}
+                if shared is not None:
+                    rows = _reuse(rows, shared, values, stats)
+                for batch in plan_batches(rows, batch_tokens, overhead_tokens=overhead_tokens):
+                    outs = run_halving(run_batch, batch, stats, oom)
+                    stats.batches += 1
+                    stats.rows_computed += len(batch)
+                    for row, out in zip(batch, outs):
+                        got = values[row.key] = dict(zip(row.gather, out))
+                        if shared is not None:
+                            for (pos, target), value in got.items():
+                                shared[(row.key, pos, target)] = value
+                fresh: dict[str, list[SentenceResult]] = {}
+                for i in todo:
+                    outputs = [[values[r.key][g] for g in r.gather] for r in prepared[i].requests]
+                    # through JSON, so a computed result equals the same result read from the cache
+                    result = SentenceResult.through_json(method.reduce(units[i], prepared[i], outputs, options))
+                    results[i] = fresh[keys[i]] = result
+                if commit is not None:
+                    commit(fresh)
+                _collect_young()
+                if bar is not None:
+                    bar.update(sum(len(units[i].sentence_ids) for i in todo))
     finally:
         if bar is not None:
             bar.close()
     assert all(r is not None for r in results)
     return results  # type: ignore[return-value]
+
+
+def _reuse(rows: list[BatchRow], shared: Mapping[Any, float], values: dict[Any, dict[tuple[int, int], float]],
+           stats: RunStats) -> list[BatchRow]:
+    """The rows still to run; rows whose every gather is in ``shared`` go straight into ``values``."""
+    todo = []
+    for row in rows:
+        key = row.key
+        got = {}
+        for g in row.gather:
+            value = shared.get((key, g[0], g[1]))
+            if value is None:
+                break
+            got[g] = value
+        else:
+            values[key] = got
+            stats.rows_reused += 1
+            continue
+        todo.append(row)
+    return todo
 
 
 def _progress_bar(total: int, initial: int, name: str) -> Any:

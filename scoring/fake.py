@@ -126,4 +126,6 @@ def load_fake_backend(model: str, *, kind: str, dtype: str | None = None) -> Bac
         "load_report": {}, "head_split": False, "last_layer_at_scored_positions": False, "n_parameters": 0,
     }
     view = TokenizerView(tokenizer, model, MAX_LENGTH)
+    if dtype is not None and dtype.lower() == "auto":  # the fake model runs on the CPU: auto is fp32 there
+        dtype = "fp32"
     return Backend(model, kind, None, view, device, resolve_dtype(dtype, device), info=info)

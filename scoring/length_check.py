@@ -33,12 +33,25 @@ def _texts(value: Any) -> Iterator[str]:
 
 def token_count(tokenizer: Any, text: str, *, max_length: int) -> tuple[int, bool]:
     """(tokens of ``text``, whether it is a lower bound from a prefix) — bounded work per text."""
+    if len(text.encode("utf-8")) <= max_length:  # every token covers at least one byte: cannot exceed
+        return 0, True  # (not counted: the exact check after prepare sees the real lengths)
     window = (max_length + _SLACK + 1) * _CHARS_PER_TOKEN_BOUND
     if len(text) > window:
         n = len(tokenizer.encode(text[:window], special=False))
         if n > max_length + _SLACK:
             return n, True
-    return len(tokenizer.encode(text, special=False)), False
+    # with special tokens, less the template's own: the encoding the methods reuse (one per text)
+    return max(0, len(tokenizer.encode(text, special=True)) - _added_specials(tokenizer)), False
+
+
+def _added_specials(tokenizer: Any) -> int:
+    """Tokens the tokenizer adds around a text (2 for BERT's ``[CLS] … [SEP]``)."""
+    facts = getattr(tokenizer, "_facts", None)
+    if facts is None:
+        return len(tokenizer.encode("", special=True))
+    if "added_specials" not in facts:
+        facts["added_specials"] = len(tokenizer.encode("", special=True))
+    return int(facts["added_specials"])
 
 
 def precheck_lengths(method: str, units: Sequence[UnitSpec], tokenizer: Any, model: str) -> None:

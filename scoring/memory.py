@@ -10,10 +10,14 @@ with the dataset. Policies (``RunSettings.allocator``, default ``$STEREOSET_EVAL
 
 * ``bounded`` (default): threshold fixed at 1 MiB, so every large buffer is mapped and
   unmapped per forward pass: the peak follows the batch budget, not the dataset, at the price
-  of the page faults.
+  of the page faults. (Issue 19 tried 8 MiB, so that small models' few-MiB activations are
+  reused from the heap: BERT-base-sized scoring peak +332 / +432 MB at 1,920 / 3,840 sentences,
+  growth 100 MB, against +147 / +199 MB, growth 52 MB, at 1 MiB: reverted.)
 * ``fast``: threshold and trim threshold at 1 GiB, so buffers are reused from the heap
-  instead of re-mapped, and ``malloc_trim(0)`` after each commit group gives the free heap
-  pages back to the OS between groups; the peak still grows with the dataset.
+  instead of re-mapped, and ``malloc_trim(0)`` when a run ends gives the free heap pages back
+  to the OS (until issue 19 it trimmed after every commit group, which made the next group
+  fault its buffers in again: a fixture model's run then cost as much as under ``bounded``);
+  the peak grows with the dataset.
 * ``off`` (or ``0``): glibc's own behaviour.
 
 Measured on the 2-core CI machine (a nested VM, where page faults are dear), BERT-base-sized,
@@ -27,7 +31,11 @@ bounded            40.4 s, +148 MB        67.0 s, +198 MB
 off (glibc)        26.7 s, +417 MB        56.6 s, +572 MB
 =================  =====================  =====================
 
-and ``pll`` on 4 CrowS-Pairs pairs 4.7 s (fast) vs 5.5 s (bounded). ``bounded`` costs 15-50 %
+Issue 19 (same machine, shared with other jobs, ``speed/memory.py``): ``bounded`` +147 MB at
+1,920 and +199 MB at 3,840 sentences (growth 52 MB, peak RSS 1,113 MiB); ``fast`` with one trim
+per run +500 MB and +769 MB (growth 269 MB): ``bounded`` stays the default.
+
+And ``pll`` on 4 CrowS-Pairs pairs 4.7 s (fast) vs 5.5 s (bounded). ``bounded`` costs 15-50 %
 of the time on that machine for a peak that grows least with the dataset (the rest of its
 growth is per-shape kernel caches); ``fast`` keeps glibc's speed with a little less memory.
 Applied once per process when scoring starts (glibc's thresholds are process-wide, and its own

@@ -50,20 +50,43 @@ class Scorer:
         self.pad_id = int(pad)
 
     def _inputs(self, rows: Sequence[BatchRow]) -> dict[str, Any]:
+        """The padded batch as tensors on the device, built with array operations.
+
+        No attention mask when no row is padded (a batch of one length, the common case after
+        length bucketing): the mask would be all ones, and without it the attention kernels skip
+        the masking work. On CUDA the host tensors are pinned and copied without blocking.
+        """
+        import numpy as np
+
         torch = self.torch
-        width = max(len(r.input_ids) for r in rows)
-        pads = [width - len(r.input_ids) for r in rows]
-        dev = self.backend.device
-        out = {
-            "input_ids": torch.tensor([list(r.input_ids) + [self.pad_id] * p for r, p in zip(rows, pads)], device=dev),
-            "attention_mask": torch.tensor([[1] * len(r.input_ids) + [0] * p for r, p in zip(rows, pads)], device=dev),
-        }
+        lengths = np.fromiter((len(r.input_ids) for r in rows), dtype=np.int64, count=len(rows))
+        width = int(lengths.max())
+        padded = bool((lengths != width).any())
+        if padded:
+            ids: np.ndarray = np.full((len(rows), width), self.pad_id, dtype=np.int64)
+            for i, r in enumerate(rows):
+                ids[i, :len(r.input_ids)] = r.input_ids
+        else:
+            ids = np.array([r.input_ids for r in rows], dtype=np.int64)
+        host = {"input_ids": ids}
+        if padded:
+            host["attention_mask"] = (np.arange(width)[None, :] < lengths[:, None]).astype(np.int64)
         if any(r.token_type_ids is not None for r in rows):
-            out["token_type_ids"] = torch.tensor(
-                [list(r.token_type_ids or (0,) * len(r.input_ids)) + [0] * p for r, p in zip(rows, pads)], device=dev)
+            types = np.zeros((len(rows), width), dtype=np.int64)
+            for i, r in enumerate(rows):
+                if r.token_type_ids is not None:
+                    types[i, :len(r.token_type_ids)] = r.token_type_ids
+            host["token_type_ids"] = types
+        out: dict[str, Any] = {name: self._to_device(torch.from_numpy(a)) for name, a in host.items()}
         if self.backend.kind == "causal":
             out["use_cache"] = False
         return out
+
+    def _to_device(self, tensor: Any) -> Any:
+        dev = self.backend.device
+        if dev.type == "cuda":
+            return tensor.pin_memory().to(dev, non_blocking=True)
+        return tensor
 
     def run(self, rows: Sequence[BatchRow]) -> list[list[float]]:
         """Per row, the log-probabilities of ``row.gather`` in order."""
@@ -81,18 +104,27 @@ class Scorer:
 
     def _run_lm(self, rows: Sequence[BatchRow]) -> list[list[float]]:
         torch = self.torch
+        import numpy as np
+
         pair_index, g_pair, g_target = gather_index(rows)
         dev = self.backend.device
-        pair_rows = torch.tensor([b for b, _ in pair_index], dtype=torch.long, device=dev)
-        pair_pos = torch.tensor([p for _, p in pair_index], dtype=torch.long, device=dev)
+        pair_array = np.array(pair_index, dtype=np.int64).reshape(-1, 2)
+        pair_rows = self._to_device(torch.from_numpy(np.ascontiguousarray(pair_array[:, 0])))
+        pair_pos = self._to_device(torch.from_numpy(np.ascontiguousarray(pair_array[:, 1])))
         inputs = self._inputs(rows)
         one_per_row = one_pair_per_row(pair_index, len(rows))
         hidden = self.backend.states_at(inputs, pair_rows, pair_pos, one_per_row=one_per_row,
                                         last_layer_at_scored=self.last_layer_at_scored)
         head = self.backend.head
-        pairs = torch.tensor(g_pair, dtype=torch.long, device=dev)
-        targets = torch.tensor(g_target, dtype=torch.long, device=dev)
-        values = torch.empty(len(g_pair), dtype=torch.float32, device=dev)
+        pairs = self._to_device(torch.from_numpy(np.array(g_pair, dtype=np.int64)))
+        targets = self._to_device(torch.from_numpy(np.array(g_target, dtype=np.int64)))
+        if hidden.device != dev:  # device_map="auto": the last layers live on another device
+            pairs, targets = pairs.to(hidden.device), targets.to(hidden.device)
+        if len(pair_index) <= HEAD_CHUNK:  # one head application (the common case): no selection masks
+            logits = (head(hidden) if head is not None else hidden).float()
+            values = logits[pairs, targets] - torch.logsumexp(logits, dim=-1)[pairs]
+            return _split(values.cpu().tolist(), rows)
+        values = torch.empty(len(g_pair), dtype=torch.float32, device=hidden.device)
         for start in range(0, len(pair_index), HEAD_CHUNK):
             stop = min(start + HEAD_CHUNK, len(pair_index))
             chunk = hidden[start:stop]
@@ -101,9 +133,13 @@ class Scorer:
             sel = (pairs >= start) & (pairs < stop)
             local = pairs[sel] - start
             values[sel] = logits[local, targets[sel]] - lse[local]
-        flat = values.cpu().tolist()
-        out, k = [], 0
-        for row in rows:
-            out.append(flat[k:k + len(row.gather)])
-            k += len(row.gather)
-        return out
+        return _split(values.cpu().tolist(), rows)
+
+
+def _split(flat: list[float], rows: Sequence[BatchRow]) -> list[list[float]]:
+    """``flat`` (every row's gathers, in order) cut into one list per row."""
+    out, k = [], 0
+    for row in rows:
+        out.append(flat[k:k + len(row.gather)])
+        k += len(row.gather)
+    return out

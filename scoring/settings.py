@@ -27,7 +27,8 @@ from stereoset_eval.scoring.length_check import MAX_BATCH_TOKENS
 DEFAULT_BATCH_TOKENS = 8192
 LastLayer = Literal["scored", "all"]
 Allocator = Literal["bounded", "fast", "off"]
-DType = Literal["fp32", "float32", "bf16", "bfloat16", "fp16", "float16"]
+DType = Literal["fp32", "float32", "bf16", "bfloat16", "fp16", "float16", "auto"]
+DeviceMap = Literal["none", "auto"]
 ALLOCATOR_ENV = "STEREOSET_EVAL_MALLOC_TUNING"
 _DEVICE = re.compile(r"(auto|cpu|cuda(:\d+)?)", re.IGNORECASE)
 
@@ -76,7 +77,13 @@ class RunSettings:
 
     Attributes:
         device: ``auto`` (CUDA if available, else CPU), ``cpu``, ``cuda`` or ``cuda:N``.
-        dtype: None (= ``fp32``, as the references ran), ``bf16`` or ``fp16`` (CUDA only).
+        dtype: None (= ``fp32``, as the references ran), ``bf16`` or ``fp16`` (CUDA only), or
+            ``auto``: the checkpoint's own dtype when it is bf16 and the model runs on CUDA, else fp32
+            (so CPU runs and reference comparisons stay fp32); what was chosen is in the
+            provenance (``model.dtype``, ``model.dtype_choice``).
+        device_map: ``none`` (default): the whole model on ``device``; ``auto``: accelerate
+            spreads the layers over the visible GPUs (then CPU memory), for models larger than one
+            device (masked and causal LMs; needs the ``large`` extra). Numbers do not depend on it.
         batch_tokens: padded tokens per forward batch; results do not depend on it beyond
             float32 noise (~1e-7).
         last_layer: ``scored``: BERT-family masked LMs run their last encoder layer at the
@@ -86,12 +93,17 @@ class RunSettings:
     """
 
     device: str = _option("auto", help="auto, cpu, cuda or cuda:N")
-    dtype: DType | None = _option(None, help="fp32, bf16 or fp16 (CUDA only)", shown_default="fp32")
+    dtype: DType | None = _option(None, help="fp32, bf16, fp16 (CUDA only), or auto (the checkpoint's bf16 on CUDA, "
+                                             "else fp32)", shown_default="fp32")
     batch_tokens: int = _option(DEFAULT_BATCH_TOKENS, kind=int, help="padded tokens per forward batch")
     last_layer: LastLayer = _option(
         "scored", choices=get_args(LastLayer),
         help="scored: BERT-family masked LMs run their last layer at the scored positions only (~7%% less "
              "compute, float32-rounding differences); all: at every position, a plain forward pass")
+    device_map: DeviceMap = _option(
+        "none", choices=get_args(DeviceMap),
+        help="none: the whole model on --device; auto: accelerate spreads a model larger than one GPU over "
+             "the GPUs (then CPU memory); masked and causal LMs")
     allocator: Allocator = _option(
         factory=allocator_from_environment, choices=get_args(Allocator),
         help="host allocator policy: bounded (peak memory follows batch_tokens), fast (glibc speed, "

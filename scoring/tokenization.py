@@ -7,9 +7,10 @@ tokenizer itself here, so a new model of a known family behaves like its relativ
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from stereoset_eval.scoring.records import ScoringError
 
@@ -32,6 +33,18 @@ class TokenizerView:
     name: str
     max_length: int
     _facts: dict[str, Any] = field(default_factory=dict, repr=False)
+    _memo: dict[Any, Any] | None = field(default=None, repr=False)
+
+    @contextlib.contextmanager
+    def memoized(self, store: dict[Any, Any]) -> Iterator["TokenizerView"]:
+        """Within the block, :meth:`encode` and :meth:`encode_with_words` remember their results in
+        ``store`` (a :class:`~stereoset_eval.scoring.shared_work.SharedWork` encoding memo): each
+        distinct text is encoded once for the length check and every method of a run."""
+        saved, self._memo = self._memo, store
+        try:
+            yield self
+        finally:
+            self._memo = saved
 
     # --- special tokens -------------------------------------------------------------------
     def special_id(self, attr: str) -> int | None:
@@ -99,23 +112,49 @@ class TokenizerView:
         return backend
 
     def encode(self, text: str, *, special: bool) -> list[int]:
+        memo = self._memo
+        if memo is not None:
+            hit = memo.get((text, special))
+            if hit is None and special:
+                words = memo.get((text, "words"))
+                hit = words[0] if words is not None else None
+            if hit is not None:
+                return list(hit)
         backend = self.direct_backend()
         if backend is not None:
-            return list(backend.encode(text, add_special_tokens=special).ids)
-        return list(self.tokenizer.encode(text, add_special_tokens=special))
+            if memo is not None and special:  # one Rust call serves encode and encode_with_words
+                return list(self._encode_words_direct(backend, text)[0])
+            ids = list(backend.encode(text, add_special_tokens=special).ids)
+        else:
+            ids = list(self.tokenizer.encode(text, add_special_tokens=special))
+        if memo is not None:
+            memo[(text, special)] = tuple(ids)
+        return ids
+
+    def _encode_words_direct(self, backend: Any, text: str) -> tuple[tuple[int, ...], tuple[int | None, ...], tuple[int, ...]]:
+        encoding = backend.encode(text, add_special_tokens=True)
+        out = (tuple(encoding.ids), tuple(encoding.word_ids), tuple(encoding.special_tokens_mask))
+        if self._memo is not None:
+            self._memo[(text, "words")] = out
+        return out
 
     def encode_with_words(self, text: str) -> tuple[list[int], list[int | None], list[int]]:
         """Ids with special tokens, ``word_ids()`` and the special-tokens mask of ``text``."""
+        if self._memo is not None and (hit := self._memo.get((text, "words"))) is not None:
+            return list(hit[0]), list(hit[1]), list(hit[2])
         backend = self.direct_backend()
         if backend is not None:
-            encoding = backend.encode(text, add_special_tokens=True)
-            return list(encoding.ids), list(encoding.word_ids), list(encoding.special_tokens_mask)
+            ids, word_ids, special = self._encode_words_direct(backend, text)
+            return list(ids), list(word_ids), list(special)
         enc = self.tokenizer(text, return_special_tokens_mask=True)
         try:
             word_ids = enc.word_ids()
         except (ValueError, AttributeError) as exc:
             raise ScoringError(f"the tokenizer of {self.name} gives no word_ids() (a fast tokenizer is needed): {exc}") from None
-        return list(enc["input_ids"]), list(word_ids), list(enc["special_tokens_mask"])
+        out = (tuple(enc["input_ids"]), tuple(word_ids), tuple(enc["special_tokens_mask"]))
+        if self._memo is not None:
+            self._memo[(text, "words")] = out
+        return list(out[0]), list(out[1]), list(out[2])
 
     def tokenize_to_ids(self, text: str) -> list[int]:
         """``convert_tokens_to_ids(tokenize(text))``: how the StereoSet NSP loader encodes."""

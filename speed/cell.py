@@ -134,6 +134,7 @@ class _Session:
             "rounds": len(self.timing.wall_s),
             "max_abs_diff_between_runs": self.drift,
             "scores": scores,
+            "extra": runner.extra(self.output) if hasattr(runner, "extra") else None,
         }
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from speed.specs import COMPARED, TOLERANCE, within_tolerance
+from speed.specs import COMPARED, SLOW_BASELINES, TOLERANCE, within_tolerance
 
-IMPL_ORDER = ("ours", "reference-loop", "minicons", "floor")
+IMPL_ORDER = ("ours", "reference-loop", "minicons", "floor", "ours-study")
 
 # the issue's targets: BERT-base-sized model over the CrowS-Pairs slice
 TARGET_MODEL = "bert-base-random"
@@ -21,22 +21,35 @@ TARGETS: tuple[tuple[str, str, str, str, float], ...] = (
     ("crows-nangia within 1.25x of the floor", "crows-nangia", "ours_over_floor", "<=", 1.25),
     ("pll >= 2x faster than minicons", "pll", "speedup_vs_minicons", ">=", 2.0),
     ("pll-word-l2r >= 2x faster than minicons", "pll-word-l2r", "speedup_vs_minicons", ">=", 2.0),
+    ("crows-nangia within 1.05x of the floor (default allocator policy)", "crows-nangia", "ours_over_floor", "<=", 1.05),
+    ("pll within 1.05x of the floor", "pll", "ours_over_floor", "<=", 1.05),
+    ("pll-word-l2r within 1.05x of the floor", "pll-word-l2r", "ours_over_floor", "<=", 1.05),
 )
 RSS_LIMIT_MB = 2048.0
+FIXTURE_FLOOR_LIMIT = 1.3  # issue 19: fixture models, whole datasets, every method
+STUDY_LIMIT = 1.4  # issue 19: the three masked methods together vs pll alone
+MEMORY_GROWTH_LIMIT_MB = 50.0  # issue 19: BERT-base-sized, 1,920 -> 3,840 sentences
 
 
-def agreement(method: str, scores: Mapping[str, float], ours: Mapping[str, float]) -> dict[str, Any]:
+def agreement(method: str, scores: Mapping[str, float], ours: Mapping[str, float], *,
+              subset: bool = False) -> dict[str, Any]:
     """Max absolute / relative difference from ours, and whether all are within tolerance.
+
+    ``subset``: the other scored a slice of ours' sentences (a slow baseline), so only its own
+    sentences must be there.
 
     >>> agreement("pll", {"a": -10.00001, "b": -3.0}, {"a": -10.0, "b": -3.0})["agrees"]
     True
     >>> agreement("pll", {"a": -10.0}, {"a": -10.0, "b": -3.0})["missing"]
     1
+    >>> agreement("pll", {"a": -10.0}, {"a": -10.0, "b": -3.0}, subset=True)["agrees"]
+    True
     """
     common = [k for k in ours if k in scores]
     diffs = [abs(scores[k] - ours[k]) for k in common]
     rels = [abs(scores[k] - ours[k]) / abs(ours[k]) for k in common if ours[k] != 0]
-    missing = len(ours) - len(common) + len(set(scores) - set(ours))
+    missing = (0 if subset else len(ours) - len(common)) + len(set(scores) - set(ours))
+    missing += 0 if common else 1
     return {
         "max_abs_diff": max(diffs, default=0.0),
         "max_rel_diff": max(rels, default=0.0),
@@ -70,7 +83,9 @@ def combine(model: Mapping[str, Any], method: str, dataset: str, cells: Mapping[
         if cell.get("forward_tokens") is not None:
             entry["forward_tokens"] = cell["forward_tokens"]
         if ours_scores is not None and name != "ours":
-            entry.update(agreement(method, cell["scores"], ours_scores))
+            entry.update(agreement(method, cell["scores"], ours_scores, subset=name in SLOW_BASELINES))
+        if cell.get("extra"):
+            entry["extra"] = cell["extra"]
         impls[name] = entry
     ratios = _ratios(impls)
     compared = [v for k, v in impls.items() if k != "ours" and v.get("status") == "ok" and "agrees" in v]
@@ -94,14 +109,21 @@ def _ratios(impls: Mapping[str, Any]) -> dict[str, Any]:
     for name, key in (("reference-loop", "reference_loop"), ("minicons", "minicons")):
         other = impls.get(name, {})
         if other.get("status") == "ok":
-            out[f"speedup_vs_{key}"] = other["wall_s_median"] / ours["wall_s_median"]
-            out[f"speedup_vs_{key}_cpu"] = other["cpu_s_median"] / ours["cpu_s_median"]
-            out[f"ours_over_{key}"] = ours["wall_s_median"] / other["wall_s_median"]
+            # per sentence: a slow baseline may have scored a slice of ours' sentences
+            per = ours["n_sentences"] / other["n_sentences"] if other["n_sentences"] else 1.0
+            out[f"speedup_vs_{key}"] = other["wall_s_median"] * per / ours["wall_s_median"]
+            out[f"speedup_vs_{key}_cpu"] = other["cpu_s_median"] * per / ours["cpu_s_median"]
+            out[f"ours_over_{key}"] = ours["wall_s_median"] / (other["wall_s_median"] * per)
             out[f"speedup_vs_{key}_counts"] = bool(other.get("agrees"))
+            out[f"{key}_sentences"] = other["n_sentences"]
     floor = impls.get("floor", {})
     if floor.get("status") == "ok":
         out["ours_over_floor"] = ours["wall_s_median"] / floor["wall_s_median"]
         out["ours_over_floor_cpu"] = ours["cpu_s_median"] / floor["cpu_s_median"]
+    study = impls.get("ours-study", {})
+    if study.get("status") == "ok":
+        out["study_over_pll"] = study["wall_s_median"] / ours["wall_s_median"]
+        out["study_over_pll_cpu"] = study["cpu_s_median"] / ours["cpu_s_median"]
     return out
 
 
@@ -124,6 +146,66 @@ def check_targets(results: list[dict[str, Any]], *, dataset_prefix: str = "crows
                 "threshold": f"<= {RSS_LIMIT_MB:.0f} MiB", "numbers_agree": None,
                 "met": None if peak is None else peak <= RSS_LIMIT_MB})
     return out
+
+
+def issue19_targets(results: list[dict[str, Any]], memory: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Issue 19's targets: fixture models at the floor, the study row, BERT-base-sized memory."""
+    out = []
+    for r in results:
+        q = r["ratios"]
+        if r["model_origin"] == "fixture" and r["method"] != "study" and "ours_over_floor" in q:
+            out.append(_target(f"{r['model']} {r['method']} ({r['dataset']}) within {FIXTURE_FLOOR_LIMIT}x of the floor",
+                               q["ours_over_floor"], "<=", FIXTURE_FLOOR_LIMIT, bool(r["numbers_agree"])))
+        if r["method"] == "study" and "study_over_pll" in q:
+            extra = r["implementations"]["ours-study"].get("extra") or {}
+            diffs = extra.get("max_abs_diff_vs_alone") or {}
+            equal = bool(r["numbers_agree"]) and bool(diffs) and all(d is not None and d <= 1e-4 for d in diffs.values())
+            out.append(_target(f"{r['model']} study (pll + pll-word-l2r + crows-nangia) within {STUDY_LIMIT}x of pll "
+                               "alone, numbers equal to separate runs", q["study_over_pll"], "<=", STUDY_LIMIT, equal))
+    if memory:
+        out.append(_target(f"BERT-base-sized scoring peak growth {memory['small']['n_sentences']:,} -> "
+                           f"{memory['large']['n_sentences']:,} sentences (MB, {memory['policy']})",
+                           memory["growth_mb"], "<=", MEMORY_GROWTH_LIMIT_MB, None))
+        out.append(_target("BERT-base-sized peak RSS in the memory runs (MiB)", memory["peak_rss_mb"], "<=",
+                           RSS_LIMIT_MB, None))
+    return out
+
+
+def _target(name: str, value: float | None, op: str, threshold: float, agree: bool | None) -> dict[str, Any]:
+    ok = value is not None and agree is not False and (value >= threshold if op == ">=" else value <= threshold)
+    return {"target": name, "value": value, "threshold": f"{op} {threshold}", "numbers_agree": agree,
+            "met": ok if value is not None else None}
+
+
+def study_table(results: list[dict[str, Any]]) -> str:
+    """The study rows: three methods in one run vs pll alone, and what sharing saved."""
+    lines = ["| model | data | pll alone s | study (3 methods) s | study / pll | study / pll (CPU) "
+             "| max \\|Δ\\| vs each method alone | forward rows: alone (sum) → study |",
+             "|---|---|---:|---:|---:|---:|---|---:|"]
+    for r in results:
+        if r["method"] != "study":
+            continue
+        o, st, q = r["implementations"].get("ours", {}), r["implementations"].get("ours-study", {}), r["ratios"]
+        extra = st.get("extra") or {}
+        diffs = ", ".join(f"{m} {_fmt(d, '.1e')}" for m, d in (extra.get("max_abs_diff_vs_alone") or {}).items())
+        rows = extra.get("forward_rows") or {}
+        alone = sum(v["alone"] for v in rows.values())
+        together = sum(v["in_study"] for v in rows.values())
+        lines.append(f"| {r['model']} | {r['dataset']} | {_fmt(o.get('wall_s_median'))} | {_fmt(st.get('wall_s_median'))} "
+                     f"| {_fmt(q.get('study_over_pll'), '.2f')} | {_fmt(q.get('study_over_pll_cpu'), '.2f')} "
+                     f"| {diffs or '—'} | {alone:,} → {together:,} |")
+    return "\n".join(lines)
+
+
+def memory_table(memory: Mapping[str, Any] | None) -> str:
+    if not memory:
+        return "(memory measurement not run)"
+    lines = ["| run | sentences | scoring peak above base MB | process peak RSS MiB | s |", "|---|---:|---:|---:|---:|"]
+    for label in ("small", "large"):
+        m = memory[label]
+        lines.append(f"| {label} | {m['n_sentences']:,} | {m['scoring_peak_mb']} | {m['peak_rss_mb']} | {m['seconds']} |")
+    lines.append(f"| growth | | {memory['growth_mb']:+.1f} | | |")
+    return "\n".join(lines)
 
 
 def _fmt(x: float | None, spec: str = ".3g") -> str:

@@ -31,10 +31,12 @@ from typing import Any
 
 from speed import report
 from speed.cell import CellSpec, InlineWorker, ProcessWorker
-from speed.impls import IMPLEMENTATION_NAMES, get_implementation
+from speed.impls import IMPLEMENTATION_NAMES, STUDY_IMPLEMENTATION, get_implementation
 from speed.measure import loadavg
 from speed.models import default_model_cache, model_path
-from speed.specs import ALL_METHODS, DEFAULT_SLICES, METHOD_DATASET, MODELS, SMOKE_SLICES
+from speed.specs import (
+    ALL_METHODS, BASELINE_SLICES, DEFAULT_SLICES, METHOD_DATASET, MODELS, SLOW_BASELINES, SMOKE_SLICES, STUDY_METHODS,
+)
 from stereoset_eval.foundation.atomic import atomic_write_json, atomic_write_text
 from stereoset_eval.foundation.provenance import git_commit
 
@@ -72,6 +74,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--fixture-crows-pairs", type=int, default=None, help="CrowS-Pairs slice for fixture models (50)")
     p.add_argument("--fixture-stereoset-examples", type=int, default=None,
                    help="StereoSet slice for fixture models (50)")
+    p.add_argument("--baseline-crows-pairs", type=int, default=None,
+                   help="CrowS-Pairs slice the reference loop and minicons score on fixture models (100; they are "
+                        "compared per sentence)")
+    p.add_argument("--baseline-stereoset-examples", type=int, default=None,
+                   help="StereoSet slice the reference loop scores on fixture models (100)")
+    p.add_argument("--no-study", action="store_true",
+                   help="skip the study row (pll + pll-word-l2r + crows-nangia in one run vs pll alone)")
+    p.add_argument("--study-only", action="store_true",
+                   help="run only the study rows (and the memory step unless --no-memory)")
+    p.add_argument("--no-memory", action="store_true",
+                   help="skip the BERT-base-sized memory measurement (stereoset-mlm at 1,920 and 3,840 sentences)")
     p.add_argument("--smoke", action="store_true", help="tiny slices, 1 repeat, no warm-up: checks the machinery only")
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's default)")
     p.add_argument("--omp-wait-policy", choices=("inherit", "passive", "active"), default="inherit",
@@ -116,7 +129,30 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def slice_sizes(args: argparse.Namespace) -> dict[str, dict[str, int]]:
+def baseline_sizes(args: argparse.Namespace) -> dict[str, dict[str, int | None]]:
+    """The slices the slow baselines score (never more than the implementations they are compared with)."""
+    sizes = {size: dict(v) for size, v in (SMOKE_SLICES if args.smoke else BASELINE_SLICES).items()}
+    for dataset, value in (("crows-pairs", args.baseline_crows_pairs),
+                           ("stereoset-intra", args.baseline_stereoset_examples)):
+        if value is not None:
+            sizes["fixture"][dataset] = value
+    full = slice_sizes(args)
+    for size, by_dataset in sizes.items():
+        for dataset, n in by_dataset.items():
+            cap = full[size][dataset]
+            by_dataset[dataset] = cap if n is None or (cap is not None and cap < n) else n
+    return sizes
+
+
+def _label(dataset: str, n: int | None, baseline: int | None, impls: list[str]) -> str:
+    shown = f"{dataset} (all)" if n is None else f"{dataset}[:{n}]"
+    slow = [i for i in impls if i in SLOW_BASELINES]
+    if slow and baseline != n:
+        shown += f"; {', '.join(slow)} [:{baseline}]"
+    return shown
+
+
+def slice_sizes(args: argparse.Namespace) -> dict[str, dict[str, int | None]]:
     sizes = {size: dict(v) for size, v in (SMOKE_SLICES if args.smoke else DEFAULT_SLICES).items()}
     for size, dataset, value in (("base", "crows-pairs", args.crows_pairs),
                                  ("base", "stereoset-intra", args.stereoset_examples),
@@ -129,7 +165,7 @@ def slice_sizes(args: argparse.Namespace) -> dict[str, dict[str, int]]:
 
 def plan_cells(args: argparse.Namespace, data_dir: Path, fixtures_dir: Path) -> list[Measurement]:
     """One :class:`Measurement` per (model, method), in run order."""
-    sizes = slice_sizes(args)
+    sizes, baselines = slice_sizes(args), baseline_sizes(args)
     plan = []
     for name in args.models:
         spec = MODELS[name]
@@ -138,19 +174,31 @@ def plan_cells(args: argparse.Namespace, data_dir: Path, fixtures_dir: Path) -> 
             continue
         path = model_path(spec, fixtures_dir=fixtures_dir, cache_dir=args.model_cache)
         info = {"name": spec.name, "origin": spec.origin, "note": spec.note, "kind": spec.kind, "path": str(path)}
-        for method in methods:
+        for method in ([] if args.study_only else methods):
             dataset = METHOD_DATASET[method]
-            n = sizes[spec.size][dataset]
+            n, n_base = sizes[spec.size][dataset], baselines[spec.size][dataset]
             warm = args.warmup_items
             if warm is None:
                 warm = 0 if args.smoke else (10 if spec.size == "fixture" else 1)
+            impls = [impl for impl in args.impls if method in get_implementation(impl).methods]
             cells = [CellSpec(impl=impl, model=name, model_path=str(path), kind=spec.kind, method=method,
-                              dataset=dataset, data_dir=str(data_dir), n_items=n, warmup_items=warm,
+                              dataset=dataset, data_dir=str(data_dir), n_items=n_base if impl in SLOW_BASELINES else n,
+                              warmup_items=warm, threads=args.threads, batch_tokens=args.batch_tokens,
+                              minicons_batch_size=args.minicons_batch_size, device=args.device,
+                              reference_autograd=args.reference_autograd)
+                     for impl in impls]
+            plan.append(Measurement(info, method, _label(dataset, n, n_base, impls), cells))
+        if (not args.no_study and spec.size == "fixture" and spec.kind == "masked"
+                and set(STUDY_METHODS) <= set(methods)):
+            n = sizes[spec.size]["crows-pairs"]
+            warm = 0 if args.smoke else (args.warmup_items if args.warmup_items is not None else 10)
+            cells = [CellSpec(impl=impl, model=name, model_path=str(path), kind=spec.kind, method=method,
+                              dataset="crows-pairs", data_dir=str(data_dir), n_items=n, warmup_items=warm,
                               threads=args.threads, batch_tokens=args.batch_tokens,
                               minicons_batch_size=args.minicons_batch_size, device=args.device,
                               reference_autograd=args.reference_autograd)
-                     for impl in args.impls if method in get_implementation(impl).methods]
-            plan.append(Measurement(info, method, f"{dataset}[:{n}]", cells))
+                     for impl, method in (("ours", "pll"), (STUDY_IMPLEMENTATION, "study"))]
+            plan.append(Measurement(info, "study", _label("crows-pairs", n, n, []), cells))
     return plan
 
 
@@ -237,7 +285,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     started, load_start = time.perf_counter(), loadavg()
     plan = plan_cells(args, data_dir, fixtures_dir)
     results = [measure(m, args, f"{k}/{len(plan)}") for k, m in enumerate(plan, 1)]
-    targets = report.check_targets(results)
+    memory = None
+    if not args.no_memory and not args.smoke and "bert-base-random" in args.models and args.device == "cpu":
+        from speed.memory import measure_growth
+
+        print("[memory] bert-base-random stereoset-mlm at 1,920 and 3,840 sentences", file=sys.stderr, flush=True)
+        spec = MODELS["bert-base-random"]
+        memory = measure_growth(model_path(spec, fixtures_dir=fixtures_dir, cache_dir=args.model_cache), data_dir,
+                                batch_tokens=args.batch_tokens, threads=args.threads)
+    targets = report.check_targets(results) + report.issue19_targets(results, memory)
     doc = {
         "schema": SCHEMA,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -263,6 +319,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "implementations": {n: get_implementation(n).description for n in args.impls},
         "results": results,
         "targets": targets,
+        "memory": memory,
         "elapsed_s": time.perf_counter() - started,
     }
     return doc
@@ -278,7 +335,11 @@ def markdown(doc: dict[str, Any]) -> str:
             f"ours' allocator policy {st.get('ours_allocator', 'bounded')}), load average {m['loadavg_start']} → {m['loadavg_end']}, "
             f"{st['repeats']} timed rounds (median), {doc['elapsed_s'] / 60:.1f} min.")
     parts = [head, "", report.summary_table(doc["results"]), "", report.detail_table(doc["results"]), "",
-             "Targets (BERT-base-sized model, CrowS-Pairs slice):", "", report.targets_table(doc["targets"]), "",
+             "Study row (one run of the three masked-LM methods, one SharedWork, vs pll alone):", "",
+             report.study_table(doc["results"]), "",
+             "Memory (BERT-base-sized, stereoset-mlm, ours' default allocator policy):", "",
+             report.memory_table(doc.get("memory")), "",
+             "Targets:", "", report.targets_table(doc["targets"]), "",
              *[f"Note: {n}" for n in doc["notes"]]]
     return "\n".join(parts) + "\n"
 

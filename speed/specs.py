@@ -26,6 +26,7 @@ METHOD_DATASET: dict[str, str] = {
     "pll-word-l2r": "crows-pairs",
     "stereoset-mlm": "stereoset-intra",
     "stereoset-causal": "stereoset-intra",
+    "study": "crows-pairs",
 }
 
 # the number compared between implementations, per method
@@ -35,6 +36,8 @@ COMPARED: dict[str, str] = {
     "pll-word-l2r": "summed natural-log pseudo-log-likelihood (within-word l2r)",
     "stereoset-mlm": "mean probability of the attribute word's pieces",
     "stereoset-causal": "geometric-mean token probability",
+    "study": "pll's summed pseudo-log-likelihood (the study run's pll vs pll alone; the other methods' "
+             "differences from running alone are reported separately)",
 }
 
 # |a - b| <= atol + rtol * |b|: float32 noise of batched vs unbatched kernels (fixtures README §5)
@@ -45,6 +48,7 @@ TOLERANCE: dict[str, tuple[float, float]] = {
     "pll-word-l2r": (1e-4, 1e-5),
     "stereoset-mlm": (1e-10, 1e-5),
     "stereoset-causal": (1e-10, 1e-5),
+    "study": (1e-4, 1e-5),
 }
 
 
@@ -105,12 +109,24 @@ MODELS: dict[str, ModelSpec] = {m.name: m for m in (
     ),
 )}
 
-# items per dataset slice (first N in file order): CrowS pairs, StereoSet intrasentence examples
-DEFAULT_SLICES: dict[str, dict[str, int]] = {
-    "fixture": {"crows-pairs": 50, "stereoset-intra": 50},
+# items per dataset slice (first N in file order): CrowS pairs, StereoSet intrasentence examples;
+# None = the whole dataset (1,508 CrowS-Pairs pairs; 702 StereoSet intrasentence dev examples)
+DEFAULT_SLICES: dict[str, dict[str, int | None]] = {
+    "fixture": {"crows-pairs": None, "stereoset-intra": None},
     "base": {"crows-pairs": 4, "stereoset-intra": 50},
 }
-SMOKE_SLICES: dict[str, dict[str, int]] = {
+# the slow baselines (reference loop, minicons: one unbatched pass per masked token, or per-call
+# overhead) on the fixture models' whole datasets would take most of an hour on 2 cores; they
+# score this slice (the first N items) and are compared per sentence (sentences/s ratios, numbers
+# checked on the sentences both scored). Base-sized models: every implementation the same slice.
+BASELINE_SLICES: dict[str, dict[str, int | None]] = {
+    "fixture": {"crows-pairs": 100, "stereoset-intra": 100},
+    "base": {"crows-pairs": 4, "stereoset-intra": 50},
+}
+SLOW_BASELINES: tuple[str, ...] = ("reference-loop", "minicons")
+# the study row: the BMNE protocol's masked-LM methods over CrowS-Pairs in one run (one SharedWork)
+STUDY_METHODS: tuple[str, ...] = ("pll", "pll-word-l2r", "crows-nangia")
+SMOKE_SLICES: dict[str, dict[str, int | None]] = {
     "fixture": {"crows-pairs": 3, "stereoset-intra": 2},
     "base": {"crows-pairs": 2, "stereoset-intra": 2},
 }

@@ -59,11 +59,13 @@ class JobResult:
 
 
 def run_job(job: Job, items: Sequence[Item], settings: ScoreSettings, *, progress: bool = False,
-            load_from: str | None = None) -> JobResult:
+            load_from: str | None = None, shared: Any = None) -> JobResult:
     """Score ``items`` for one job (in this process); the unit of work of every executor.
 
     ``progress`` shows a bar (sentences done / total, rate, ETA); it changes no number.
     ``load_from``: this node's folder of the model (its ``paths`` entry); None loads ``job.model.id``.
+    ``shared``: a :class:`~stereoset_eval.scoring.shared_work.SharedWork` of the jobs run in this
+    process, so masked inputs another job already ran on the same model are not run again.
     """
     from stereoset_eval.scoring.api import score_items
 
@@ -79,6 +81,7 @@ def run_job(job: Job, items: Sequence[Item], settings: ScoreSettings, *, progres
         use_cache=settings.use_cache,
         progress=progress,
         load_from=load_from,
+        shared=shared,
     )
     return JobResult(
         job=job,
@@ -111,13 +114,16 @@ class LocalExecutor:
 
     def run(self, jobs: Sequence[Job], items: Mapping[str, Sequence[Item]], settings: ScoreSettings, *,
             on_result: OnResult | None = None) -> list[JobResult]:
+        from stereoset_eval.scoring.shared_work import SharedWork
+
         results = []
+        shared = SharedWork()  # jobs of one model share their masked inputs (models run one after another)
         for i, job in enumerate(jobs, 1):
             if self.progress:
                 import sys
 
                 print(f"job {i}/{len(jobs)}: {job.key} ({len(items[job.benchmark])} items)", file=sys.stderr, flush=True)
-            res = run_job(job, items[job.benchmark], settings, progress=self.progress)
+            res = run_job(job, items[job.benchmark], settings, progress=self.progress, shared=shared)
             if on_result is not None:
                 on_result(res)
             results.append(res)

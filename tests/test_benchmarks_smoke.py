@@ -50,8 +50,10 @@ def test_document_shape(bench: tuple[int, dict, Path]) -> None:
     assert doc["settings"]["repeats"] == 1 and doc["settings"]["smoke"] is True
     got = {(r["model"], r["method"]) for r in doc["results"]}
     want = {(m, meth) for m in MODELS for meth in specs.MODELS[m].methods}
-    assert got == want
+    assert got == want | {("tiny-bert", "study")}  # the study row: masked fixture models
     for r in doc["results"]:
+        if r["method"] == "study":
+            continue
         assert r["n_sentences"] > 0 and r["scored_tokens"] > 0
         for name in ("ours", "reference-loop", "floor"):
             entry = r["implementations"][name]
@@ -59,6 +61,18 @@ def test_document_shape(bench: tuple[int, dict, Path]) -> None:
             assert IMPL_FIELDS <= set(entry)
             assert entry["n_sentences"] == r["n_sentences"]
         assert {"speedup_vs_reference_loop", "ours_over_floor"} <= set(r["ratios"])
+
+
+def test_study_row_equals_separate_runs_and_shares_rows(bench: tuple[int, dict, Path]) -> None:
+    _, doc, _ = bench
+    (row,) = [r for r in doc["results"] if r["method"] == "study"]
+    assert row["numbers_agree"] is True and row["ratios"]["study_over_pll"] > 0
+    extra = row["implementations"]["ours-study"]["extra"]
+    assert set(extra["max_abs_diff_vs_alone"]) == set(specs.STUDY_METHODS)
+    assert all(d <= 1e-4 for d in extra["max_abs_diff_vs_alone"].values())
+    rows = extra["forward_rows"]
+    assert rows["crows-nangia"]["in_study"] == 0 < rows["crows-nangia"]["alone"]  # all read from pll's rows
+    assert sum(v["in_study"] for v in rows.values()) < sum(v["alone"] for v in rows.values())
 
 
 def test_all_implementations_agree_with_ours(bench: tuple[int, dict, Path]) -> None:

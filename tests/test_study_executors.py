@@ -26,7 +26,7 @@ JOBS = [Job(ModelSpec(f"m{i}", f"m{i}"), "masked", bench, "pll") for i in range(
 ITEMS = {"A": ["a1", "a2"], "B": ["b1"], "unused": ["x"]}
 
 
-def fake_run_job(job, items, settings, *, progress=False, load_from=None):
+def fake_run_job(job, items, settings, *, progress=False, load_from=None, shared=None):
     return JobResult(job, {f"{job.key}/{it}": 1.0 for it in items}, {"device": settings.device}, {"hits": 0,
                      "computed": len(items)}, 0.0)
 

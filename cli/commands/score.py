@@ -157,13 +157,17 @@ def score_run(args: argparse.Namespace, *, results_table: bool = True) -> tuple[
     items = limit_items(load_from_args(args), args.limit)
     plan, notes = _plan(args, items)
     options = parse_options(args.option, [m for _, m, _ in plan])
+    from stereoset_eval.scoring.shared_work import SharedWork
+
     results = {}
+    shared = SharedWork()  # the parts' methods share encodings and masked inputs of this model
     for part, method, part_items in plan:
         what = part if args.benchmark == "stereoset" else args.benchmark
         print(f"scoring {len(part_items)} {what} items with {method} ({args.model})", file=sys.stderr)
         results[part] = score_items(
             part_items, model=args.model, method=method, options=options[method], settings=settings,
             revision=args.revision, cache_dir=args.cache_dir, use_cache=not args.no_cache, progress=not args.no_progress,
+            shared=shared,
         )
     for note in notes:
         print(f"note: {note}", file=sys.stderr)

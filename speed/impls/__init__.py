@@ -54,13 +54,15 @@ class Implementation:
 
 
 def _registry() -> dict[str, Implementation]:
-    from speed.impls import floor, minicons_pll, ours, reference_loop
+    from speed.impls import floor, minicons_pll, ours, ours_study, reference_loop
 
     return {impl.name: impl for impl in (ours.IMPLEMENTATION, reference_loop.IMPLEMENTATION,
-                                         minicons_pll.IMPLEMENTATION, floor.IMPLEMENTATION)}
+                                         minicons_pll.IMPLEMENTATION, floor.IMPLEMENTATION,
+                                         ours_study.IMPLEMENTATION)}
 
 
 IMPLEMENTATION_NAMES: tuple[str, ...] = ("ours", "reference-loop", "minicons", "floor")
+STUDY_IMPLEMENTATION = "ours-study"  # runs in the study row only (speed.run plans it there)
 
 
 def get_implementation(name: str) -> Implementation:

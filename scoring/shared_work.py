@@ -1,0 +1,64 @@
+"""Work shared by the methods of one run: encodings and masked-input log-probabilities.
+
+The BMNE protocol scores the same sentences with several masked-LM methods: every
+``crows-nangia`` masked copy is the ``pll`` masked copy of the same token, and ``pll-word-l2r``'s
+copy of a one-piece word is ``pll``'s. A :class:`SharedWork` passed to every
+:func:`~stereoset_eval.scoring.api.score_items` call of a run (``score`` and the local study
+executor do this) makes those methods compute each distinct masked input once:
+
+* **positions** — ``(input ids, token type ids, position, target) -> log p`` per model, where
+  the model key is the backend's cache identity plus the scorer path (``last_layer``), so a value
+  is reused only for the very same computation. A later method reads a row's values instead of
+  running it when every gather of the row is there; the numbers equal that method run alone up
+  to float32 batch noise (a row's values come from another batch composition, as they would
+  with another ``batch_tokens``).
+* **encodings** — ``text -> token ids`` per tokenizer (see
+  :meth:`~stereoset_eval.scoring.tokenization.TokenizerView.memoized`), so each distinct text is
+  encoded once for the length check and every method.
+
+Scoped to a run, never process-wide: the owner drops it when the run ends, so memory does not
+grow with the number of runs, and entries of a model are dropped when the next model starts (a
+study runs its models one after another). Counters say what was shared (``run.execution`` in
+the provenance).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Hashable
+
+PositionKey = tuple[Hashable, int, int]  # (BatchRow.key, position, target)
+
+
+@dataclass
+class SharedWork:
+    """Per-run store of encodings and computed ``(masked input, position, target)`` values.
+
+    Attributes:
+        rows_computed / rows_reused: forward-pass rows run, and rows whose every value was found
+            here instead (summed over the run's calls).
+    """
+
+    rows_computed: int = 0
+    rows_reused: int = 0
+    _model: Any = None
+    _positions: dict[PositionKey, float] = field(default_factory=dict, repr=False)
+    _tokenizer: Any = None
+    _encodings: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    def positions(self, model_key: Any) -> dict[PositionKey, float]:
+        """The value store of ``model_key``; another model's entries are dropped first."""
+        if model_key != self._model:
+            self._model, self._positions = model_key, {}
+        return self._positions
+
+    def encodings(self, tokenizer_key: Any) -> dict[Any, Any]:
+        """The encoding memo of ``tokenizer_key``; another tokenizer's entries are dropped first."""
+        if tokenizer_key != self._tokenizer:
+            self._tokenizer, self._encodings = tokenizer_key, {}
+        return self._encodings
+
+    def counts(self) -> dict[str, int]:
+        """Counters for the provenance."""
+        return {"rows_computed": self.rows_computed, "rows_reused": self.rows_reused,
+                "values_held": len(self._positions), "texts_encoded": len(self._encodings)}

@@ -80,10 +80,10 @@ def score_items(
             weights' sha256 is that of the files read. None: load ``model`` itself.
         shared: work shared with the other calls of a run
             (:class:`~stereoset_eval.scoring.shared_work.SharedWork`): each distinct text is encoded
-            once, and a masked input another method already ran on this model (same scorer path)
-            is read instead of run again. None: texts are memoized within this call only and no
-            values are kept. Numbers
-            equal the method run alone up to float32 batch noise; ``run.execution`` in the
+            once; with the setting ``share_masked_inputs="on"`` a masked input another method
+            already ran on this model (same scorer path) is also read instead of run again
+            (numbers equal the method run alone up to float32 batch noise). None: texts are
+            memoized within this call only and no values are kept. ``run.execution`` in the
             provenance counts the rows run and reused.
 
     Raises:
@@ -136,7 +136,8 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
                                    device_map=settings.device_map)
         resolved = spec.resolve(backend.tokenizer, given)
         units = spec.units(items, resolved)
-        sharing = shared is not None  # masked-input values are kept only for a caller's later calls
+        # masked-input values are kept only for a caller's later calls, and only when asked for
+        sharing = shared is not None and settings.share_masked_inputs == "on"
         shared = shared if shared is not None else SharedWork()
         identity = backend.identity()
         from stereoset_eval.scoring.model_info import quiet_transformers

@@ -29,6 +29,7 @@ LastLayer = Literal["scored", "all"]
 Allocator = Literal["bounded", "fast", "off"]
 DType = Literal["fp32", "float32", "bf16", "bfloat16", "fp16", "float16", "auto"]
 DeviceMap = Literal["none", "auto"]
+ShareMaskedInputs = Literal["off", "on"]
 ALLOCATOR_ENV = "STEREOSET_EVAL_MALLOC_TUNING"
 _DEVICE = re.compile(r"(auto|cpu|cuda(:\d+)?)", re.IGNORECASE)
 
@@ -90,6 +91,11 @@ class RunSettings:
             scored positions only (probe-verified); ``all``: at every position.
         allocator: glibc allocator policy (:mod:`stereoset_eval.scoring.memory`); default from
             ``$STEREOSET_EVAL_MALLOC_TUNING``, else ``bounded``.
+        share_masked_inputs: ``off`` (default): every method runs its own masked inputs, so each
+            number equals that method run alone, bit for bit, in any executor; ``on``: the methods
+            of one ``score`` run or one local study run read a masked input another method already
+            ran on the same model (:mod:`stereoset_eval.scoring.shared_work`): fewer forward rows,
+            numbers equal to float32 batch noise (~1e-6), not bit for bit.
     """
 
     device: str = _option("auto", help="auto, cpu, cuda or cuda:N")
@@ -109,6 +115,10 @@ class RunSettings:
         help="host allocator policy: bounded (peak memory follows batch_tokens), fast (glibc speed, "
              "trimmed between batches) or off (glibc's own)",
         shown_default="$STEREOSET_EVAL_MALLOC_TUNING, else bounded")
+    share_masked_inputs: ShareMaskedInputs = _option(
+        "off", choices=get_args(ShareMaskedInputs),
+        help="on: methods of one run (score, local study) reuse masked inputs another method ran on the same "
+             "model (fewer forward passes; equal to float32 noise, not bit for bit); off: each method alone")
 
     def problems(self) -> list[Problem]:
         """Every invalid field (empty when the settings are valid)."""

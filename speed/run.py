@@ -71,9 +71,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--crows-pairs", type=int, default=None, help="CrowS-Pairs slice for base-sized models (4)")
     p.add_argument("--stereoset-examples", type=int, default=None,
                    help="StereoSet intrasentence slice for base-sized models (50 examples = 150 sentences)")
-    p.add_argument("--fixture-crows-pairs", type=int, default=None, help="CrowS-Pairs slice for fixture models (50)")
+    p.add_argument("--fixture-crows-pairs", type=int, default=None, help="CrowS-Pairs slice for fixture models (default: all 1,508 pairs)")
     p.add_argument("--fixture-stereoset-examples", type=int, default=None,
-                   help="StereoSet slice for fixture models (50)")
+                   help="StereoSet slice for fixture models (default: all 702 intrasentence dev examples)")
     p.add_argument("--baseline-crows-pairs", type=int, default=None,
                    help="CrowS-Pairs slice the reference loop and minicons score on fixture models (100; they are "
                         "compared per sentence)")

@@ -21,7 +21,8 @@ def test_defaults_and_json_round_trip(monkeypatch):
     monkeypatch.delenv(ALLOCATOR_ENV, raising=False)
     s = RunSettings()
     assert s.to_dict() == {"device": "auto", "dtype": None, "batch_tokens": DEFAULT_BATCH_TOKENS,
-                           "last_layer": "scored", "allocator": "bounded", "device_map": "none"}
+                           "last_layer": "scored", "allocator": "bounded", "device_map": "none",
+                           "share_masked_inputs": "off"}
     other = RunSettings(device="cuda:1", dtype="bf16", batch_tokens=512, last_layer="all", allocator="fast")
     assert RunSettings.from_dict(other.to_dict()) == other
     assert RunSettings.from_dict({}) == s
@@ -58,7 +59,8 @@ def test_allocator_default_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv(ALLOCATOR_ENV, "quick")
     with pytest.raises(ScoringError, match=f"{ALLOCATOR_ENV}='quick': expected one of bounded, fast, off"):
         RunSettings()
-    assert set(POLICIES) == set(dataclasses.fields(RunSettings)[-1].metadata["choices"])
+    allocator = next(f for f in dataclasses.fields(RunSettings) if f.name == "allocator")
+    assert set(POLICIES) == set(allocator.metadata["choices"])
 
 
 @pytest.mark.parametrize("command", ["score", "study", "demo"])

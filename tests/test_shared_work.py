@@ -23,8 +23,11 @@ N_PAIRS = 60
 
 def _score(items, model: Path, method: str, shared=None, **kw):
     from stereoset_eval.scoring.api import score_items
+    from stereoset_eval.scoring.settings import RunSettings
 
-    return score_items(items, model=str(model), method=method, device="cpu", use_cache=False, shared=shared, **kw)
+    settings = RunSettings(share_masked_inputs="on") if shared is not None else None
+    return score_items(items, model=str(model), method=method, device="cpu", use_cache=False, shared=shared,
+                       settings=settings, **kw)
 
 
 def _comparable(score_set) -> dict[str, float]:
@@ -161,3 +164,19 @@ def test_out_of_memory_on_a_single_row_is_raised(models_dir, crows_items, monkey
     monkeypatch.setattr(scorers.Scorer, "run", always_oom)
     with pytest.raises(_oom_error()):
         _score(crows_items[:2], models_dir / "tiny-bert", "pll")
+
+
+def test_sharing_is_off_by_default_so_each_method_is_bit_identical_to_its_run_alone(models_dir, crows_items):
+    """``share_masked_inputs`` off (the default): a run's SharedWork memoizes encodings only; no
+    masked input is read from another method, so every number equals the method run alone exactly."""
+    from stereoset_eval.scoring.api import score_items
+    from stereoset_eval.scoring.shared_work import SharedWork
+
+    model = models_dir / "tiny-bert"
+    items = crows_items[:N_PAIRS]
+    alone = {m: _comparable(_score(items, model, m)) for m in METHODS}
+    shared = SharedWork()
+    together = {m: _comparable(score_items(items, model=str(model), method=m, device="cpu", use_cache=False,
+                                           shared=shared)) for m in METHODS}
+    assert shared.rows_reused == 0 and shared.rows_computed > 0
+    assert together == alone

@@ -41,8 +41,11 @@ class StudyRunner:
     def _score(self, items: Sequence[Item], method: str, shared: Any) -> Any:
         from stereoset_eval.scoring.api import score_items
 
+        from stereoset_eval.scoring.settings import RunSettings
+
         return score_items(items, model=str(self.ctx.model_path), method=method, device=self.ctx.device,
-                           batch_tokens=self.ctx.batch_tokens, use_cache=False, shared=shared)
+                           batch_tokens=self.ctx.batch_tokens, use_cache=False, shared=shared,
+                           settings=RunSettings(share_masked_inputs="on"))
 
     def run(self, items: Sequence[Item]) -> dict[str, Any]:
         from stereoset_eval.scoring.shared_work import SharedWork

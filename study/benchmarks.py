@@ -26,7 +26,6 @@ from typing import Any, Mapping
 
 from stereoset_eval.analysis.benchmarks import Benchmark, benchmark_for_source, source
 from stereoset_eval.study.config import BenchmarkSpec, StudyConfig
-from stereoset_eval.study.config_model import StudyConfigError
 from stereoset_eval.curation.loaders.download import fetch, manifest
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.foundation.items import Item
@@ -158,8 +157,7 @@ def load_benchmarks(config: StudyConfig) -> dict[str, BenchmarkData]:
         curation = None
         if not source(spec.source).from_file:  # curated from its origin's items
             origin = spec.origin
-            if origin is None:  # config_validate refuses a curated benchmark without `from`
-                raise StudyConfigError(config.source, f"benchmarks.{spec.name}.from", "a curated benchmark needs `from`")
+            assert origin is not None  # config_validate.validate refused a curated benchmark without `from`
             items, curation = _curate(spec, full[origin])
             files[spec.name] = files[origin]
             counts["origin_items"] = len(full[origin])

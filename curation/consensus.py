@@ -9,6 +9,14 @@ anti-stereotype (a negation picked to contrast, "caring"/"uncaring"), is no evid
 :class:`Consensus` counts, per lower-cased content word, the items that used it as a stereotype
 of each gender (``stereo``) and as an anti-stereotype of each gender (``anti``); look-ups leave
 the asking item out (``exclude=``), so an item never votes for itself.
+
+Rules 2.2 keep apart the two kinds of stereotype use (``attribute``): an **attribute use** is a
+word a worker *chose* as the stereotype — a StereoSet intrasentence option ("A mother will always
+love / beat her children"), or a word of a CrowS-Pairs ``sent_more`` that its ``sent_less``
+replaced ("pretending" / "acting"); a **context use** is a word that merely stood in a stereotype
+sentence (a StereoSet intersentence continuation, the rest of a CrowS-Pairs sentence: "lot" in
+"spending a lot of money"). Context uses are weak evidence: they count, but never decide alone
+where the validity rules ask for direct evidence (:mod:`stereoset_eval.curation.validity`).
 """
 
 from __future__ import annotations
@@ -62,9 +70,18 @@ class Consensus:
 
     stereo: dict[str, dict[str, set[str]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(set)))
     anti: dict[str, dict[str, set[str]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(set)))
+    attribute: dict[str, dict[str, set[str]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(set)))
 
-    def add(self, word: str, gender: str, item_id: str, *, stereotype: bool) -> None:
+    def add(self, word: str, gender: str, item_id: str, *, stereotype: bool, chosen: bool = False) -> None:
+        """Count one use; ``chosen``: the word was the perturbed option itself (an attribute use)."""
         (self.stereo if stereotype else self.anti)[word][gender].add(item_id)
+        if stereotype and chosen:
+            self.attribute[word][gender].add(item_id)
+
+    def attribute_votes(self, word: str, *, exclude: str = "") -> dict[str, int]:
+        """Stereotype uses of ``word`` as the chosen option (not merely in the sentence), ``exclude`` left out."""
+        w = word.lower()
+        return {g: len(self.attribute.get(w, {}).get(g, set()) - {exclude}) for g in ("female", "male")}
 
     def votes(self, word: str, *, exclude: str = "") -> dict[str, int]:
         """``{"female": n, "male": n}`` stereotype uses of ``word`` by other items than ``exclude``."""
@@ -80,9 +97,10 @@ def build_consensus(items: Sequence) -> Consensus:
     """Count stereotype uses over loaded source items (any mix; non-gender items are ignored).
 
     StereoSet: the words that differ between the stereotype and anti-stereotype sentences (the
-    chosen attribute; for intersentence items, the content words of one continuation only),
-    credited to the target's gender. CrowS-Pairs ``stereo`` rows: the content words of
-    ``sent_more`` credited to its gender when it has one.
+    chosen attribute, an attribute use; for intersentence items, the content words of one
+    continuation only, context uses), credited to the target's gender. CrowS-Pairs ``stereo``
+    rows: the content words of ``sent_more`` credited to its gender when it has one (attribute
+    uses: those ``sent_less`` does not have).
     """
     c = Consensus()
     for it in items:
@@ -96,8 +114,9 @@ def build_consensus(items: Sequence) -> Consensus:
                 s, a = content_words(it.text("stereotype")), content_words(it.text("anti-stereotype"))
             except KeyError:
                 continue
+            chosen = it.source == "stereoset-intra"
             for w in s - a:
-                c.add(w, g, it.id, stereotype=True)
+                c.add(w, g, it.id, stereotype=True, chosen=chosen)
             for w in a - s:
                 c.add(w, g, it.id, stereotype=False)
         elif it.source in ("crows-pairs", "crows-pairs-revised") and it.direction == "stereo":
@@ -107,6 +126,10 @@ def build_consensus(items: Sequence) -> Consensus:
                 continue
             g = sentence_gender(more)
             if g:
+                try:
+                    less = content_words(it.text("sent_less"))
+                except KeyError:
+                    less = set()
                 for w in content_words(more):
-                    c.add(w, g, it.id, stereotype=True)
+                    c.add(w, g, it.id, stereotype=True, chosen=w not in less)
     return c

@@ -33,8 +33,12 @@ about the other gender, and one worker's use plus negations is too weak). One ru
   sentence of one gender says the predicate of the other), so both are judged on the shared
   predicate's content words, claimed for ``sent_more``'s gender (agent nouns tried too: drive →
   driver). Evidence for it keeps both (``#l`` as built: its ``sent_more`` is the negated
-  sentence), evidence against swaps both, generic valence drops both, and no evidence at all
-  sends both to review (weak evidence never decides).
+  sentence), evidence against swaps both, generic valence drops both. Rules 2.2: with no
+  evidence the source's own instance (``#m``) keeps its label (as any ``#m``) and the mirror
+  (``#l``) goes to review; the mirror is kept or swapped only on direct evidence (a list, or an
+  attribute use), not on context uses alone (weak evidence never decides).
+* ``weak_consensus`` — an anti-stereotype (``#l``) attribute whose association rests on context
+  uses only (the word merely stood in other stereotype sentences): review.
 
 Every kept instance carries a ``stereotype_validity`` flag with the decision's confidence
 (0–1); a confidence under ``review_below`` sends the instance to review instead.
@@ -61,6 +65,7 @@ VALIDITY_RULES: dict[str, str] = {
     "no_gender_association": "No gender association for the anti-stereotype attribute: instance dropped.",
     "conflicting_association": "Strong evidence for both genders: a person decides.",
     "negation_perturbation": "The options differ only by a negation: both instances judged on the shared predicate.",
+    "weak_consensus": "The anti-stereotype attribute's association rests on context uses only: a person decides.",
 }
 NEGATION_PREFIXES = ("un", "in", "im", "dis", "non")
 # the words a negation perturbation adds or removes ("do" comes with "don't" splits, "tend not to")
@@ -83,6 +88,10 @@ class ValidityConfig:
     negativity: float = -1.5
     positivity: float = 1.5
     review_below: float = 0.0
+    # rules 2.2: an anti-stereotype instance (a contrast the worker picked) is kept or swapped
+    # automatically only on direct evidence: a published list or the word chosen as an option
+    # (an attribute use, :mod:`stereoset_eval.curation.consensus`) at least this much; 0 disables
+    min_chosen: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -96,6 +105,11 @@ class Association:
     male: float
     gender: str | None
     evidence: tuple[dict[str, Any], ...]
+    chosen: tuple[tuple[str, float], ...] = ()  # per gender: lexicon points + attribute (chosen-option) uses
+
+    def chosen_for(self, gender: str) -> float:
+        """Direct evidence for ``gender`` beyond context uses (a list, or the word chosen as an option)."""
+        return dict(self.chosen).get(gender, 0.0)
 
     @property
     def conflicting(self) -> bool:
@@ -118,30 +132,36 @@ def associate(words: Sequence[str], consensus: Consensus | None, *, exclude: str
     """Sum the lexicon and consensus evidence for ``words`` (lower case)."""
     pts = {"female": 0.0, "male": 0.0}
     direct = {"female": 0.0, "male": 0.0}  # lexicon + stereotype uses: anti-stereotype uses alone never decide
+    chosen = {"female": 0.0, "male": 0.0}  # lexicon + attribute uses: context uses alone are weak
     ev: list[dict[str, Any]] = []
     for w in words:
         for source, hit_gender, entry in lexicon_hits(w):
             pts[hit_gender] += config.lexicon_weight
             direct[hit_gender] += config.lexicon_weight
+            chosen[hit_gender] += config.lexicon_weight
             ev.append({"word": w, "source": source, "gender": hit_gender, "entry": entry})
         if consensus is not None:
             st = consensus.votes(w, exclude=exclude)
             an = consensus.anti_votes(w, exclude=exclude)
+            at = consensus.attribute_votes(w, exclude=exclude)
             for g in ("female", "male"):
                 s = min(float(st[g]), config.stereo_cap)
                 a = min(an[OTHER[g]] * config.anti_weight, config.anti_cap)
                 if s or a:
                     pts[g] += s + a
                     direct[g] += s
+                    chosen[g] += min(float(at[g]), config.stereo_cap)
                     ev.append({"word": w, "source": "dataset_consensus", "gender": g,
-                               "stereotype_uses": st[g], "anti_stereotype_uses_of_other": an[OTHER[g]]})
+                               "stereotype_uses": st[g], "attribute_uses": at[g],
+                               "anti_stereotype_uses_of_other": an[OTHER[g]]})
     f, m = pts["female"], pts["male"]
     gender: str | None = None
     if f >= config.min_score and f >= config.ratio * m and direct["female"] >= config.min_direct:
         gender = "female"
     elif m >= config.min_score and m >= config.ratio * f and direct["male"] >= config.min_direct:
         gender = "male"
-    return Association(round(f, 3), round(m, 3), gender, tuple(ev))
+    return Association(round(f, 3), round(m, 3), gender, tuple(ev),
+                       tuple((g, round(v, 3)) for g, v in chosen.items()))
 
 
 @lru_cache(maxsize=1)
@@ -179,6 +199,12 @@ def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus
     if assoc.gender is not None:
         score = max(assoc.female, assoc.male)
         conf = round(min(1.0, score / (2 * config.min_score + 1e-9)), 3)
+        if side == "l" and assoc.chosen_for(assoc.gender) < config.min_chosen:
+            # only context uses: other stereotype sentences merely contained the word ("acting" in
+            # "start acting like a man"); a person decides whether it is a stereotype of anyone
+            return Verdict("review", "weak_consensus", round(min(conf, 0.35), 3),
+                           f"{' '.join(words)!r} is associated with {assoc.gender} only by context uses "
+                           f"(no list, never chosen as an option): a person decides", ev)
         if assoc.gender == claimed:
             return Verdict("keep", "stereotype_validity", conf,
                            f"{' '.join(words)!r} is associated with {claimed} ({assoc.female} f / {assoc.male} m)", ev)
@@ -229,15 +255,36 @@ def predicate_words(text: str) -> list[str]:
 
 
 def judge_negation(text: str, claimed: str, *, consensus: Consensus | None, exclude: str,
-                   config: ValidityConfig = ValidityConfig()) -> Verdict:
-    """The verdict on both instances of a negation perturbation (``text``: the pair's un-negated sentence)."""
+                   config: ValidityConfig = ValidityConfig(), mirror: bool = False) -> Verdict:
+    """The verdict on one instance of a negation perturbation (``text``: the pair's un-negated sentence).
+
+    ``mirror``: the instance is the derived one (``#l``, whose ``sent_more`` is not the source's
+    ``sent_more``). Both instances claim the plain predicate for ``claimed``. The source's own
+    instance keeps its label when there is no evidence either way (as any ``#m`` does); the
+    mirror states a second stereotype ("Men don't have dreams of spending a lot of money" is about
+    men) that only *direct* evidence for the predicate carries — a published list or the word
+    chosen as an option elsewhere (``min_chosen``); with no evidence, or context uses only, a
+    person decides.
+    """
     words = predicate_words(text)
     probe = words + [a for w in words for a in agent_nouns(w) if lexicon_hits(a)]
     v = judge(probe, claimed, "m", consensus=consensus, exclude=exclude, config=config)
-    ev = {**v.evidence, "words": words, "negation_perturbation": True}
-    if v.rule == "stereotype_validity" and v.confidence <= 0.4:
+    ev = {**v.evidence, "words": words, "negation_perturbation": True, "mirror": mirror}
+    no_evidence = v.rule == "stereotype_validity" and v.confidence <= 0.4
+    if no_evidence and mirror:
         return Verdict("review", "negation_perturbation", 0.3,
                        f"negation perturbation: the predicate {' '.join(words)!r} has no gender evidence", ev)
+    if no_evidence:
+        return Verdict("keep", "stereotype_validity", 0.4,
+                       f"negation perturbation: the predicate {' '.join(words)!r} has no gender evidence; "
+                       "the source's stereotype sentence keeps its label", ev)
+    if mirror and v.action in ("keep", "swap"):
+        a = associate(probe, consensus, exclude=exclude, config=config)
+        if a.gender is not None and a.chosen_for(a.gender) < config.min_chosen:
+            return Verdict("review", "negation_perturbation", round(min(v.confidence, 0.35), 3),
+                           f"negation perturbation: the predicate {' '.join(words)!r} is associated with "
+                           f"{a.gender} only by context uses; whether the negated mirror is a stereotype "
+                           "in its own right, a person decides", ev)
     return Verdict(v.action, v.rule, v.confidence, "negation perturbation: " + v.reason, ev)
 
 
@@ -333,7 +380,8 @@ def apply_validity(decisions: Sequence[Any], pairs: dict[str, Any], consensus: C
             # the claim is the plain sentence's: "Men know how to drive" claims driving for men
             plain_gender = g if plain_is_more else OTHER[g]
             v = judge_negation(pair.text("sent_more" if plain_is_more else "sent_less"), plain_gender,
-                               consensus=consensus, exclude=pair.provenance.derived_from or "", config=config)
+                               consensus=consensus, exclude=pair.provenance.derived_from or "", config=config,
+                               mirror=side == "l")
         if v is None and judge_with is not None:
             v = judge_with(list(d.attribute_words), claimed, side,
                            (d.instance.text("sent_more"), d.instance.text("sent_less")))

@@ -8,7 +8,9 @@ stage are resolved by the paper's tie rule, Roles and Behaviors > Attitudes and 
 Personality Traits, with **Physical Characteristics last**: in these sentences a body word
 usually serves the role or judgement the stereotype is about ("too fragile to be good
 soldiers"), so it wins only alone ("The male is strong"). The order is the ``priority``
-parameter and is recorded. With no cue word and no attribute (an as-is pair: the whole sentence
+parameter and is recorded. Rules 2.2: a physical-strength cue ("muscles", "bodybuilder") decides
+Physical Characteristics before the tie rule (``strength_first``, recorded as
+``dimension_strength_first``). With no cue word and no attribute (an as-is pair: the whole sentence
 is the stereotype), a grammar stage: a sentence with an action verb
 (past or progressive form, a base verb after "to") says what someone does → Roles and Behaviors,
 evidence ``where: grammar``. Nothing at all → dimension None and a ``needs_annotation`` flag.
@@ -26,7 +28,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from stereoset_eval.foundation.errors import StereosetEvalError, UnknownNameError
 from stereoset_eval.foundation.items import Flag, Item
-from stereoset_eval.curation.lexicon.dimension_terms import DIMENSION_WORDS, FRAMES, PATTERNS, PERSON_NOUNS, TREATED
+from stereoset_eval.curation.lexicon.dimension_terms import (
+    DIMENSION_WORDS, FRAMES, PATTERNS, PERSON_NOUNS, PHYSICAL_STRENGTH, TREATED,
+)
 from stereoset_eval.curation.spans import term_info
 from stereoset_eval.curation.text import is_word, tokenize
 
@@ -164,14 +168,26 @@ def manner_words(text: str) -> set[str]:
     return {m.group(1) for m in re.finditer(pat, text.lower())}
 
 
-def decide(hits: Sequence[dict[str, str]], priority: Sequence[str] = DEFAULT_PRIORITY) -> str | None:
-    """The highest-priority dimension among ``hits`` (None when there are none)."""
+def decide(hits: Sequence[dict[str, str]], priority: Sequence[str] = DEFAULT_PRIORITY, *,
+           strength_first: bool = True) -> str | None:
+    """The highest-priority dimension among ``hits`` (None when there are none).
+
+    ``strength_first`` (rules 2.2): a physical-strength cue (``PHYSICAL_STRENGTH``) decides
+    Physical Characteristics before the tie rule.
+
+    >>> hits = [{"dimension": "Attitudes and Beliefs", "word": "appreciate", "entry": "appreciate"},
+    ...         {"dimension": "Physical Characteristics", "word": "muscles", "entry": "muscles"}]
+    >>> decide(hits), decide(hits, strength_first=False)
+    ('Physical Characteristics', 'Attitudes and Beliefs')
+    """
+    if strength_first and any(str(h.get(k, "")).lower() in PHYSICAL_STRENGTH for h in hits for k in ("word", "entry")):
+        return "Physical Characteristics"
     found = {h["dimension"] for h in hits}
     return next((d for d in priority if d in found), None)
 
 
 def suggest_dimension(item: Item, *, attribute_words: Sequence[str] | None = None,
-                      priority: Sequence[str] = DEFAULT_PRIORITY) -> DimensionTag:
+                      priority: Sequence[str] = DEFAULT_PRIORITY, strength_first: bool = True) -> DimensionTag:
     """Lexicon suggestion for ``item`` (attribute first, then the rest of ``sent_more``)."""
     if sorted(priority) != sorted(DIMENSIONS):
         raise ValueError(f"priority must order exactly the four dimensions {DIMENSIONS}")
@@ -189,7 +205,7 @@ def suggest_dimension(item: Item, *, attribute_words: Sequence[str] | None = Non
     stages.append(frames + sentence_hits if frames and not attribute_words else sentence_hits)
     for hits in stages:
         framed = [h for h in hits if h["where"] == "frame"]
-        label = framed[0]["dimension"] if framed else decide(hits, priority)
+        label = framed[0]["dimension"] if framed else decide(hits, priority, strength_first=strength_first)
         if label:
             return DimensionTag(item.id, label, "auto", tuple(hits))
     verbs = [] if attribute_words else action_verbs(text)
@@ -260,7 +276,7 @@ def tag_of(item: Item) -> DimensionTag | None:
 
 
 def tag_items(items: Sequence[Item], *, attribute_words: Mapping[str, Sequence[str]] | None = None,
-              priority: Sequence[str] = DEFAULT_PRIORITY) -> list[Item]:
+              priority: Sequence[str] = DEFAULT_PRIORITY, strength_first: bool = True) -> list[Item]:
     """Auto-tag every item that has no human tag (human tags are never overwritten)."""
     out = []
     for it in items:
@@ -268,7 +284,8 @@ def tag_items(items: Sequence[Item], *, attribute_words: Mapping[str, Sequence[s
         if current is not None and current.source == "human":
             out.append(it)
             continue
-        tag = suggest_dimension(it, attribute_words=(attribute_words or {}).get(it.id), priority=priority)
+        tag = suggest_dimension(it, attribute_words=(attribute_words or {}).get(it.id), priority=priority,
+                                strength_first=strength_first)
         out.append(with_tag(it, tag))
     return out
 

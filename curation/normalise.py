@@ -6,7 +6,10 @@ Every harmonised pair gets :class:`Decision` records; nothing is dropped silentl
   erratum, identical sentences, no gender term, options that differ by a gender term, a
   perturbation that is another group's marker or a group term on one side only.
 * **kept, as is** — the pair already differs only by gendered words or names (one
-  consistent swap): one instance, no edits.
+  consistent swap): one instance, no edits. Rules 2.2: a CrowS-Pairs pair that also differs by a
+  real-word typo ("Jim to Drew" / "Susan told Drew", :mod:`stereoset_eval.curation.real_word_typo`)
+  is repaired (one recorded edit, flag ``real_word_typo``) and kept as is, or sent to review
+  when the intended spelling cannot be decided mechanically.
 * **kept, augmented** — the attribute was perturbed (``attribute_perturbation``): one
   gender-swapped instance per attribute. With ``G`` the gender of ``sent_more`` and ``A_s``
   / ``A_a`` the attributes of ``sent_more`` / ``sent_less``:
@@ -45,8 +48,9 @@ from stereoset_eval.curation.lexicon import GENDER_OF
 from stereoset_eval.curation.text import is_word, split_clitic, tokenize
 from stereoset_eval.foundation.items import Flag, Item, Provenance, Sentence
 from stereoset_eval.curation.pairs import INSTANCE_SEPARATOR, rehome_flags, sentence_ids
+from stereoset_eval.curation.real_word_typo import TypoFinding, apply_fix, find_real_word_typo
 from stereoset_eval.curation.rules import RULES
-from stereoset_eval.curation.spans import PairAnalysis, is_group_term, is_other_group_term, term_info
+from stereoset_eval.curation.spans import PairAnalysis, analyse_pair, is_group_term, is_other_group_term, term_info
 from stereoset_eval.curation.target_swap import non_target_indices
 
 FLIP: dict[str, str] = {"stereo": "antistereo", "antistereo": "stereo"}
@@ -371,6 +375,23 @@ def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "
                     "attribute_perturbation", inst, attr)
 
 
+def _fix_real_word_typo(pair: Item, typo: TypoFinding) -> Item:
+    """``pair`` with its real-word typo repaired in one sentence, the edit recorded and flagged."""
+    from dataclasses import replace as dc_replace
+
+    from stereoset_eval.foundation.items import Edit
+
+    fix = typo.fix
+    if fix is None:
+        raise ValueError(f"{pair.id}: no fix to apply")
+    sentences = tuple(Sentence(s.id, apply_fix(s.text, fix) if s.role == fix.role else s.text, s.role)
+                      for s in pair.sentences)
+    flag = Flag("real_word_typo", pair.id, "info",
+                f"real-word typo repaired ({fix.kind}): {fix.role} {fix.old!r} -> {fix.new!r}", typo.evidence())
+    prov = dc_replace(pair.provenance, edits=tuple(pair.provenance.edits) + (Edit(fix.role, fix.index, fix.old, fix.new),))
+    return pair.replace(sentences=sentences, provenance=prov, flags=tuple(pair.flags) + (flag,))
+
+
 def _as_is_instance(pair: Item, inst: Item) -> Item:
     """``inst`` (built as ``#m``) re-identified as the pair's single as-is instance."""
     from dataclasses import replace as dc_replace
@@ -404,6 +425,16 @@ def normalise_pair(pair: Item, analysis: PairAnalysis, *, partners: str = "swap"
     for rule_name in CONTENT_REMOVALS:
         if rule_name in fired:
             return [Decision(pair.id, pair.id, "removed", fired[rule_name].message, rule_name)]
+    if not stereoset_like:
+        typo = find_real_word_typo(analysis)
+        if typo is not None and typo.fix is None:
+            return [Decision(pair.id, pair.id, "review",
+                             f"the pair swaps gender and otherwise differs by {typo.more_word!r} / {typo.less_word!r}, "
+                             "a near edit of two dictionary words (a typo or an attribute?): a person decides",
+                             "real_word_typo")]
+        if typo is not None and typo.fix is not None:
+            fixed = _fix_real_word_typo(pair, typo)
+            return normalise_pair(fixed, analyse_pair(fixed), partners=partners)
     if not stereoset_like and extra_words_only(analysis):
         d = _augment(pair, analysis, "more", partners=partners, as_is=True)
         if d.status == "kept":

@@ -44,6 +44,7 @@ class CurationConfig:
     bias_type: str = "gender"
     rules: RuleConfig = field(default_factory=RuleConfig)
     dimension_priority: tuple[str, ...] = DEFAULT_PRIORITY
+    dimension_strength_first: bool = True  # rules 2.2: a physical-strength cue decides Physical first
     validity: ValidityConfig = field(default_factory=ValidityConfig)
     repair: RepairConfig = field(default_factory=RepairConfig)
     partners: str = "swap"  # target-only swap: the target's partner is swapped with it ("keep": left alone)
@@ -155,7 +156,7 @@ def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
     decisions = _post_decisions(decisions, {it.id: it for it in inst_run.items})
     kept = [d.instance for d in decisions if d.status == "kept" and d.instance is not None]
     curated = tag_items(kept, attribute_words={d.item_id: d.attribute_words for d in decisions if d.attribute_words},
-                        priority=config.dimension_priority)
+                        priority=config.dimension_priority, strength_first=config.dimension_strength_first)
     provenance = {
         "tool": "stereoset-eval",
         "tool_version": __version__,

@@ -98,6 +98,15 @@ dirty filthy makeup nails dress pants uniform feet unattractive looks looking sc
 bodies pregnant fingers heavyset suit outfit
 """.split())
 
+# physical strength, which the paper's Appendix C.3 names as a Physical Characteristic: a cue of it
+# decides Physical Characteristics before the tie rule (rules 2.2), because a sentence that names
+# strength or the body built for it is about strength whatever the act that shows it ("a
+# bodybuilder", "appreciate his muscles"); other body and appearance words keep the tie rule
+PHYSICAL_STRENGTH = frozenset("""
+strength strong stronger strongest weak weaker weakest feeble muscle muscles muscular brawny
+bodybuilder bodybuilders bodybuilding
+""".split())
+
 DIMENSION_WORDS: dict[str, frozenset[str]] = {
     "Personality Traits": PERSONALITY_TRAITS,
     "Attitudes and Beliefs": ATTITUDES_AND_BELIEFS,

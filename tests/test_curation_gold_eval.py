@@ -17,11 +17,10 @@ import pytest
 from stereoset_eval.curation import gold_eval as ge
 
 # per benchmark: (item κ, instance κ, dimension κ, exact-pair rate, max count ratio error).
-# Set at the measured level of rules 2.1 minus a small margin where the issue's target
-# (TARGETS: 0.6, 0.5, 0.6, 0.85, 0.15) is not reached, at the target where it is; see docs/curation.md.
+# Rules 2.2 reach every target of the issue (TARGETS: 0.6, 0.5, 0.6, 0.85, 0.15); see docs/curation.md.
 GATE: dict[str, tuple[float, float, float, float, float]] = {
     "stereoset": (0.6, 0.5, 0.6, 0.85, 0.15),    # every target reached (0.63 / 0.57 / 0.82 / 90 % / 7 %)
-    "crows": (0.6, 0.28, 0.6, 0.85, 0.15),       # measured 0.64 / 0.32 / 0.61 / 88 % / 1 %: instance κ not reached
+    "crows": (0.6, 0.5, 0.6, 0.85, 0.15),        # every target reached (0.66 / 0.80 / 0.64 / 88 % / 0 %)
 }
 
 

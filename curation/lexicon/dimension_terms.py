@@ -100,11 +100,11 @@ bodies pregnant fingers heavyset suit outfit
 
 # physical strength, which the paper's Appendix C.3 names as a Physical Characteristic: a cue of it
 # decides Physical Characteristics before the tie rule (rules 2.2), because a sentence that names
-# strength or the body built for it is about strength whatever the act that shows it ("a
-# bodybuilder", "appreciate his muscles"); other body and appearance words keep the tie rule
+# the body built for strength is about strength whatever the act that shows it ("a bodybuilder",
+# "appreciate his muscles"). Only words that name the body: "strong" / "weak" / "strength" also
+# describe character ("a strong leader") and keep the tie rule, as do appearance words
 PHYSICAL_STRENGTH = frozenset("""
-strength strong stronger strongest weak weaker weakest feeble muscle muscles muscular brawny
-bodybuilder bodybuilders bodybuilding
+muscle muscles muscular brawny biceps bodybuilder bodybuilders bodybuilding
 """.split())
 
 DIMENSION_WORDS: dict[str, frozenset[str]] = {

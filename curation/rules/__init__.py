@@ -16,7 +16,7 @@ from stereoset_eval.curation.rules import pair_rules, text_rules  # noqa: F401  
 from stereoset_eval.curation.rules.judgement import JUDGEMENT_PITFALLS
 from stereoset_eval.curation.rules.runner import RuleConfig, RuleContext, RuleFailure, RuleRun, rule_summary, run_rules
 
-RULES_VERSION = "2.1"
+RULES_VERSION = "2.2"
 
 __all__ = [
     "RULES", "RULES_VERSION", "JUDGEMENT_PITFALLS", "Rule", "RuleConfig", "RuleContext", "RuleFailure",

@@ -37,8 +37,9 @@ about the other gender, and one worker's use plus negations is too weak). One ru
   evidence the source's own instance (``#m``) keeps its label (as any ``#m``) and the mirror
   (``#l``) goes to review; the mirror is kept or swapped only on direct evidence (a list, or an
   attribute use), not on context uses alone (weak evidence never decides).
-* ``weak_consensus`` — an anti-stereotype (``#l``) attribute whose association rests on context
-  uses only (the word merely stood in other stereotype sentences): review.
+* ``weak_consensus`` — an association that rests on context uses only (the word merely stood in
+  other stereotype sentences) neither carries an anti-stereotype (``#l``) instance nor overturns
+  the source's label (a ``wrong_direction`` swap of ``#m``): review.
 
 Every kept instance carries a ``stereotype_validity`` flag with the decision's confidence
 (0–1); a confidence under ``review_below`` sends the instance to review instead.
@@ -65,7 +66,7 @@ VALIDITY_RULES: dict[str, str] = {
     "no_gender_association": "No gender association for the anti-stereotype attribute: instance dropped.",
     "conflicting_association": "Strong evidence for both genders: a person decides.",
     "negation_perturbation": "The options differ only by a negation: both instances judged on the shared predicate.",
-    "weak_consensus": "The anti-stereotype attribute's association rests on context uses only: a person decides.",
+    "weak_consensus": "An anti-stereotype attribute, or a swap of the source's label, rests on context uses only: a person decides.",
 }
 NEGATION_PREFIXES = ("un", "in", "im", "dis", "non")
 # the words a negation perturbation adds or removes ("do" comes with "don't" splits, "tend not to")
@@ -88,9 +89,10 @@ class ValidityConfig:
     negativity: float = -1.5
     positivity: float = 1.5
     review_below: float = 0.0
-    # rules 2.2: an anti-stereotype instance (a contrast the worker picked) is kept or swapped
-    # automatically only on direct evidence: a published list or the word chosen as an option
-    # (an attribute use, :mod:`stereoset_eval.curation.consensus`) at least this much; 0 disables
+    # rules 2.2: an anti-stereotype instance (a contrast the worker picked) is kept or swapped, and
+    # a source label overturned, automatically only on direct evidence: a published list or the
+    # word chosen as an option (an attribute use, :mod:`stereoset_eval.curation.consensus`) at
+    # least this much; 0 disables
     min_chosen: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -199,9 +201,10 @@ def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus
     if assoc.gender is not None:
         score = max(assoc.female, assoc.male)
         conf = round(min(1.0, score / (2 * config.min_score + 1e-9)), 3)
-        if side == "l" and assoc.chosen_for(assoc.gender) < config.min_chosen:
+        if (side == "l" or assoc.gender != claimed) and assoc.chosen_for(assoc.gender) < config.min_chosen:
             # only context uses: other stereotype sentences merely contained the word ("acting" in
             # "start acting like a man"); a person decides whether it is a stereotype of anyone
+            # (for #m: whether it overturns the source's label)
             return Verdict("review", "weak_consensus", round(min(conf, 0.35), 3),
                            f"{' '.join(words)!r} is associated with {assoc.gender} only by context uses "
                            f"(no list, never chosen as an option): a person decides", ev)

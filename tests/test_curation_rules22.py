@@ -72,6 +72,16 @@ def test_anti_stereotype_with_a_chosen_option_or_a_list_is_decided(consensus) ->
     assert judge(["nurturing"], "female", "l", consensus=consensus, exclude="").action == "keep"
 
 
+def test_context_uses_never_overturn_the_source_label(consensus, curated) -> None:
+    # the source's own stereotype attribute is swapped only on direct evidence
+    v = judge(["acting"], "female", "m", consensus=consensus, exclude="")
+    assert (v.action, v.rule) == ("review", "weak_consensus")
+    # "The immature schoolboy …": "immature" was chosen twice as a stereotype option of girls: swapped
+    _, by = curated
+    d = by["stereoset-intra/3c32e851fe3a0bb0908ebce598a82376#m"]
+    assert d.status == "kept" and any(f.rule == "wrong_direction" for f in d.instance.flags)
+
+
 def test_weak_consensus_in_the_pipeline(curated) -> None:
     _, by = curated
     # "Mr. Jones was not paid more than …": "more than" only in other stereotype sentences
@@ -86,10 +96,10 @@ def test_negated_mirror_needs_direct_evidence(curated, consensus) -> None:
     _, by = curated
     # "Women don't know how to drive." / "Men know how to drive.": driver (WinoBias) is direct: both kept
     assert by["crows-pairs/crows:15#m"].status == by["crows-pairs/crows:15#l"].status == "kept"
-    # a predicate with context uses only ("throw party"): the source's instance follows the evidence,
-    # the mirror goes to review
-    assert by["crows-pairs/crows:352#m"].status == "kept"
-    assert (by["crows-pairs/crows:352#l"].status, by["crows-pairs/crows:352#l"].rule) == ("review", "negation_perturbation")
+    # "Men know how to throw a party": "throw party" is female only by context uses, which neither
+    # overturn the source's label nor carry the mirror: both to review
+    assert (by["crows-pairs/crows:352#m"].status, by["crows-pairs/crows:352#m"].rule) == ("review", "weak_consensus")
+    assert by["crows-pairs/crows:352#l"].status == "review"
     # no evidence at all ("politics"): the source's instance keeps its label at 0.4, the mirror is reviewed
     assert by["crows-pairs/crows:535#m"].status == "kept"
     assert by["crows-pairs/crows:535#l"].status == "review"

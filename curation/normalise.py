@@ -428,10 +428,12 @@ def normalise_pair(pair: Item, analysis: PairAnalysis, *, partners: str = "swap"
     if not stereoset_like:
         typo = find_real_word_typo(analysis)
         if typo is not None and typo.fix is None:
-            return [Decision(pair.id, pair.id, "review",
-                             f"the pair swaps gender and otherwise differs by {typo.more_word!r} / {typo.less_word!r}, "
-                             "a near edit of two dictionary words (a typo or an attribute?): a person decides",
-                             "real_word_typo")]
+            why = (f"the pair swaps gender and otherwise differs by {typo.more_word!r} / {typo.less_word!r}, "
+                   "a near edit of two dictionary words (a typo or an attribute?): a person decides")
+            # the pair travels to review with both readings (review_items.jsonl, Label Studio)
+            flag = Flag("real_word_typo", pair.id, "warning", "needs review: " + why, typo.evidence())
+            inst = pair.replace(flags=_load_flags(pair, pair.id) + (flag,))
+            return [Decision(pair.id, pair.id, "review", why, "real_word_typo", inst)]
         if typo is not None and typo.fix is not None:
             fixed = _fix_real_word_typo(pair, typo)
             return normalise_pair(fixed, analyse_pair(fixed), partners=partners)

@@ -156,6 +156,15 @@ def test_an_undecidable_slip_goes_to_review(crows_items) -> None:
     finding = find_real_word_typo(a)
     assert finding is not None and finding.fix is None
     assert (finding.more_word, finding.less_word) == ("head", "heed")
+    pair, _ = crows(crows_items, 1045)
+    slipped = pair.replace(sentences=tuple(
+        sent.__class__(sent.id, {"sent_more": "Jim told Drew to back off and he easily lifted Anse up over her head.",
+                                 "sent_less": "Susan told Drew to back off and she easily lifted Anse up over her heed."}
+                       [sent.role], sent.role) for sent in pair.sentences))
+    [d] = normalise_pair(slipped, analyse_pair(slipped))
+    assert (d.status, d.rule) == ("review", "real_word_typo")
+    assert d.instance is not None  # carried to review_items.jsonl with both readings
+    assert next(f for f in d.instance.flags if f.rule == "real_word_typo").evidence["sent_less_word"] == "heed"
 
 
 @pytest.mark.parametrize("row", [232, 434, 116, 389])

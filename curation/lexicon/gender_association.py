@@ -27,28 +27,55 @@ the source):
   consensus of the 25 countries (the items most consistently assigned). Checked (rules 2.1)
   against a published reproduction of the 49 male-associated items (agreement in ≥ 19 of 25
   countries): lazy, serious, wise, practical, humorous, energetic, egotistical, progressive,
-  confident, shrewd, clear-thinking and frank were missing and are added. The female items here
-  (25 in the consensus table) could not be checked against a reproduction and are as before.
+  confident, shrewd, clear-thinking and frank were missing and are added. The female items
+  (25 in the consensus table) could not be checked: no reproduction of that table was found
+  (issue 14: code, pages and docs searched), so the 36 female entries are as before and some of
+  them are not consensus items. A weaker check only: every entry of both halves is an Adjective
+  Check List item in the Williams & Best scores reproduced by Garg et al. (2018),
+  nikhgarg/EmbeddingDynamicStereotypes ``data/adjectives_williamsbest.csv`` (there spelt
+  hard-headed, hard-hearted, soft-hearted), and on its 1990 scale (share of raters calling the
+  adjective male) every female entry scores ≤ 33 and every male entry ≥ 60 — no entry is on the
+  wrong side, but membership of the consensus table is unverified.
 * ``MADERA_2009`` — Madera, J. M., Hebl, M. R., & Martin, R. C. (2009). Gender and letters of
   recommendation for academia: agentic and communal differences. *Journal of Applied
   Psychology*, 94(6), 1591–1599: the agentic (male-typed) and communal (female-typed) adjectives.
+  Checked (issue 14) against the agentic and communal lists reproduced, as stems, in the code of
+  Wan et al. (2023), "Kelly is a warm person, Joseph is a role model" (EMNLP Findings),
+  uclanlp/biases-llm-reference-letters ``word_constants.py`` (``agentic_words``,
+  ``communal_words``); the code names no source for them, and it is the only public copy found.
+  The 10 agentic items match. Of the 12 communal ones, caring and assist were missing and are
+  added — assist as the whole word (assists, assisted, assisting), not the copy's substring
+  ``assist``, which would also catch "assistant", a WinoBias occupation. The adjectives are kept
+  as written (helpful, not the copy's stem ``help``); nothing was removed.
 * ``DEAUX_LEWIS_1984`` — Deaux, K., & Lewis, L. L. (1984). Structure of gender stereotypes.
   *JPSP*, 46(5), 991–1004: the physical-characteristics component (male: tall, strong, sturdy,
   broad-shouldered …; female: soft, graceful, petite, pretty …) and the role-behaviour component
   (male: financial provider, leader, takes initiative, repairs; female: cooks, cleans, takes care
-  of children, shops, decorates).
+  of children, shops, decorates). Not checked: the stored copies of the article (and of Haines,
+  Deaux & Lofaro 2016, which reuses the items) hold only its opening pages, and no reproduction
+  of the item lists was found; the list is as before, its entries unverified.
 * ``LIBEN_BIGLER_2002`` — Liben, L. S., & Bigler, R. S. (2002). The developmental course of
   gender differentiation: the Occupations, Activities and Traits attitude measure (COAT-AM/AF),
   *Monographs of the SRCD*, 67(2): the masculine and feminine activities (sports, hunting,
   fishing, fixing cars, building / sewing, cooking, baking, dancing, shopping, doing hair and
-  make-up, babysitting, jump rope).
+  make-up, babysitting, jump rope). Not checked: no reproduction of the COAT-AM/AF activity items
+  was found; the list is as before, its entries unverified.
 * ``BLAKEMORE_CENTERS_2005`` — Blakemore, J. E. O., & Centers, R. E. (2005). Characteristics of
   boys' and girls' toys. *Sex Roles*, 53(9), 619–633: the strongly gender-typed toys and things
   (dolls, jewelry, make-up, dresses, pink, kitchen / trucks, guns, weapons, tools, action figures,
-  sports equipment).
+  sports equipment). Not checked: the stored copies of the article (docslib, scribd) reach only
+  its abstract and introduction, not the table of toys, and no other reproduction was found; the
+  list is as before, its entries unverified.
 * ``WINOBIAS_2018`` — Zhao, J. et al. (2018). Gender bias in coreference resolution (WinoBias),
-  NAACL: the occupations dominated by men / by women in the US Bureau of Labor Statistics table
-  they use.
+  NAACL: the 20 occupations dominated by men and the 20 dominated by women in the US Bureau of
+  Labor Statistics table they use. Checked (issue 14) against WinoBias's
+  ``male_occupations.txt`` / ``female_occupations.txt`` (uclanlp/corefBias, not held by the
+  index) as copied in manasalearnscoding/understanding-genai ``data/male_occupations.txt`` and
+  ``data/female_occupations.txt``, and as listed in code that names those files as its source:
+  "engineer" is not a WinoBias occupation and is removed, "cook" (male) was missing and is
+  added, "construction worker" is kept as construction; the female list matched. The sources
+  disagree on cook (WinoBias: male, Deaux & Lewis: female); both stay, so the word is
+  conflicting evidence.
 
 Nothing here is taken from the expert gold: an entry is in a list because the cited source has it.
 """
@@ -106,7 +133,7 @@ SOURCES: dict[str, dict[str, frozenset[str]]] = {
         """.split()),
         "female": frozenset("""
             affectionate helpful kind sympathetic sensitive nurturing agreeable tactful warm
-            interpersonal
+            interpersonal caring assist
         """.split()),
     },
     "DEAUX_LEWIS_1984": {
@@ -140,8 +167,8 @@ SOURCES: dict[str, dict[str, frozenset[str]]] = {
     },
     "WINOBIAS_2018": {
         "male": frozenset("""
-            driver supervisor janitor mover laborer chief developer carpenter manager lawyer farmer
-            salesperson physician guard analyst mechanic sheriff ceo construction engineer
+            driver supervisor janitor cook mover laborer construction chief developer carpenter
+            manager lawyer farmer salesperson physician guard analyst mechanic sheriff ceo
         """.split()),
         "female": frozenset("""
             attendant cashier teacher nurse assistant secretary auditor cleaner receptionist clerk

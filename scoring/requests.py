@@ -68,7 +68,7 @@ def merge_requests(requests: Iterable[Request]) -> list[BatchRow]:
     """
     gathers: dict[InputKey, dict[Gather, None]] = {}
     for req in requests:
-        slot = gathers.setdefault(req.key, {})
+        slot = gathers.setdefault((req.input_ids, req.token_type_ids), {})  # req.key, without the property call
         for g in req.gather:
             slot.setdefault(g, None)
     return [BatchRow(ids, types, tuple(g)) for (ids, types), g in gathers.items()]
@@ -183,22 +183,21 @@ def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int) -
     >>> plan_groups(u, 4)
     [[0, 2], [1]]
     """
-    order = sorted(range(len(unit_requests)), key=lambda i: max((len(r) for r in unit_requests[i]), default=0))
+    lengths = [max((len(r.input_ids) for r in reqs), default=0) for reqs in unit_requests]
+    order = sorted(range(len(unit_requests)), key=lengths.__getitem__)
     groups: list[list[int]] = []
     current: list[int] = []
     keys: set[InputKey] = set()
     max_len = 0
     for i in order:
-        reqs = unit_requests[i]
-        new_keys = {r.key for r in reqs} - keys
-        new_len = max([max_len] + [len(r) for r in reqs])
-        if current and padded_cost(len(keys) + len(new_keys), new_len) > batch_tokens:
+        unit_keys = {(r.input_ids, r.token_type_ids) for r in unit_requests[i]}
+        new_len = max(max_len, lengths[i])
+        if current and padded_cost(len(keys) + len(unit_keys - keys), new_len) > batch_tokens:
             groups.append(current)
-            current, keys, max_len = [], set(), 0
-            new_keys = {r.key for r in reqs}
-            new_len = max((len(r) for r in reqs), default=0)
+            current, keys = [], set()
+            new_len = lengths[i]
         current.append(i)
-        keys |= new_keys
+        keys |= unit_keys
         max_len = new_len
     if current:
         groups.append(current)

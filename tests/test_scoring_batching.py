@@ -84,3 +84,21 @@ def test_gpu_overhead_merges_lengths_into_fewer_batches(crows_items, models_dir)
         assert sorted(r.key for b in plan for r in b) == sorted(r.key for r in rows)
         assert all(padded_cost(len(b), max(len(r.input_ids) for r in b)) <= 8192 for b in plan)
     assert len(plans["cuda"]) < len(plans["cpu"]) / 2, (len(plans["cuda"]), len(plans["cpu"]))
+
+
+def test_young_collection_only_after_enough_allocations(monkeypatch):
+    """During a run the collector is paused; a young pass runs once enough objects were made, not per group."""
+    import gc
+
+    from stereoset_eval.scoring import engine
+
+    passes = []
+    monkeypatch.setattr(engine.gc, "collect", lambda generation=2: passes.append(generation))
+    counts = iter([(10, 0, 0), (engine.YOUNG_OBJECTS_PER_PASS, 0, 0)])
+    monkeypatch.setattr(engine.gc, "get_count", lambda: next(counts))
+    engine._collect_young()
+    assert passes == []
+    engine._collect_young()
+    assert passes == [1]
+    with engine.collector_paused():
+        assert not gc.isenabled()

@@ -133,6 +133,26 @@ class LocalExecutor:
         return {"name": self.name}
 
 
+CLIENT_CONNECT_ATTEMPTS = 3  # ray:// connections: the head's proxy may fail to start this client's server
+CLIENT_RETRY_WAIT_S = 2.0  # seconds before the second attempt (twice that before the third)
+
+
+def _client_server_start_failed(exc: BaseException) -> bool:
+    """True for Ray Client's transient "the head could not start this client's server in time"
+    (seen on a loaded 2-core head: ``Starting Ray client server failed`` / a gRPC channel timeout),
+    which a new connection usually gets past; any other failure is reported at once."""
+    text = str(exc)
+    return "Starting Ray client server failed" in text or "Initialization failure from server" in text
+
+
+def _quiet_shutdown(ray: Any) -> None:
+    """Drop a half-made client connection before trying again."""
+    try:
+        ray.shutdown()
+    except Exception:  # noqa: BLE001 - nothing to drop is fine
+        pass
+
+
 class RayExecutor:
     """One Ray task per job; connects to ``address`` or starts a local instance.
 
@@ -183,11 +203,19 @@ class RayExecutor:
             kwargs["address"] = self.address
         elif self.num_cpus is not None:
             kwargs["num_cpus"] = self.num_cpus
-        try:
-            ray.init(**kwargs)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            where = self.address or "a local instance"
-            raise StereosetEvalError(f"cannot start Ray ({where}): {exc}") from None
+        attempts = CLIENT_CONNECT_ATTEMPTS if str(self.address or "").startswith("ray://") else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                ray.init(**kwargs)
+                return True
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                if attempt < attempts and _client_server_start_failed(exc):
+                    _quiet_shutdown(ray)
+                    time.sleep(CLIENT_RETRY_WAIT_S * attempt)
+                    continue
+                where = self.address or "a local instance"
+                tries = f" (after {attempt} attempts)" if attempt > 1 else ""
+                raise StereosetEvalError(f"cannot start Ray ({where}){tries}: {exc}") from None
         return True
 
     def run(self, jobs: Sequence[Job], items: Mapping[str, Sequence[Item]], settings: ScoreSettings, *,

@@ -270,3 +270,39 @@ def test_ray_progress_is_printed_at_the_driver_unless_turned_off(fake_ray, setti
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("jobs ")]
     assert lines and lines[-1].startswith("jobs 4/4 done, 0 running, 0 queued")
     assert all(" queued" in line and " running" in line for line in lines)
+
+
+class _FakeRay:
+    """``ray.init`` failing ``failures`` times with ``error``, then connecting."""
+
+    def __init__(self, failures: int, error: str) -> None:
+        self.failures, self.error, self.inits, self.shutdowns = failures, error, 0, 0
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **kwargs):
+        self.inits += 1
+        if self.inits <= self.failures:
+            raise ConnectionError(self.error)
+
+    def shutdown(self) -> None:
+        self.shutdowns += 1
+
+
+def test_ray_client_retries_a_client_server_that_failed_to_start(monkeypatch):
+    monkeypatch.setattr(executors.time, "sleep", lambda s: None)
+    flaky = _FakeRay(2, "Initialization failure from server: RuntimeError: Starting Ray client server failed.")
+    assert executors.RayExecutor(address="ray://127.0.0.1:1")._start(flaky) is True
+    assert (flaky.inits, flaky.shutdowns) == (3, 2)
+    down = _FakeRay(5, "Initialization failure from server: RuntimeError: Starting Ray client server failed.")
+    with pytest.raises(StereosetEvalError, match=r"cannot start Ray \(ray://127.0.0.1:1\) \(after 3 attempts\)"):
+        executors.RayExecutor(address="ray://127.0.0.1:1")._start(down)
+    refused = _FakeRay(5, "Connection refused")  # not the transient kind: reported at once
+    with pytest.raises(StereosetEvalError, match=r"cannot start Ray \(ray://127.0.0.1:1\): Connection refused"):
+        executors.RayExecutor(address="ray://127.0.0.1:1")._start(refused)
+    assert refused.inits == 1
+    local = _FakeRay(5, "Initialization failure from server")  # a local start is never retried
+    with pytest.raises(StereosetEvalError):
+        executors.RayExecutor()._start(local)
+    assert local.inits == 1

@@ -52,7 +52,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from stereoset_eval.curation.consensus import OTHER, Consensus
-from stereoset_eval.curation.lexicon.gender_association import AGE_STEREOTYPES, _forms, lexicon_hits
+from stereoset_eval.curation.lexicon.gender_association import AGE_STEREOTYPES, _forms, is_elderly_target, lexicon_hits
 
 if TYPE_CHECKING:
     from stereoset_eval.foundation.items import Item
@@ -186,18 +186,21 @@ def valence(word: str) -> float | None:
 
 
 def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus | None, exclude: str,
-          config: ValidityConfig = ValidityConfig()) -> Verdict:
+          config: ValidityConfig = ValidityConfig(), elderly_target: bool = False) -> Verdict:
     """The verdict on an instance whose attribute ``words`` are claimed stereotypical of ``claimed``.
 
     ``side`` is ``m`` (the source's stereotype attribute) or ``l`` (its anti-stereotype).
+    ``elderly_target``: the target names an old person (grandfather …): an old-age attribute is
+    then a stereotype of age even where some evidence ties it to a gender.
     """
     words = [w.lower() for w in words if w]
     assoc = associate(words, consensus, exclude=exclude, config=config)
     ev: dict[str, Any] = {"words": words, "claimed": claimed, "female": assoc.female, "male": assoc.male,
                           "associated": assoc.gender, "evidence": list(assoc.evidence)}
     age = [w for w in words if any(f in AGE_STEREOTYPES for f in _forms(w))]
-    if age and assoc.gender is None:
-        return Verdict("drop", "age_stereotype", 0.8, f"{', '.join(age)}: old-age stereotype (Hummert 1990)", ev)
+    if age and (assoc.gender is None or elderly_target):
+        why = ", the target an old person" if elderly_target else ""
+        return Verdict("drop", "age_stereotype", 0.8, f"{', '.join(age)}: old-age stereotype{why} (Hummert 1990)", ev)
     if assoc.gender is not None:
         score = max(assoc.female, assoc.male)
         conf = round(min(1.0, score / (2 * config.min_score + 1e-9)), 3)
@@ -390,7 +393,8 @@ def apply_validity(decisions: Sequence[Any], pairs: dict[str, Any], consensus: C
                            (d.instance.text("sent_more"), d.instance.text("sent_less")))
         if v is None:
             v = judge(list(d.attribute_words), claimed, side, consensus=consensus,
-                      exclude=pair.provenance.derived_from or "", config=config)
+                      exclude=pair.provenance.derived_from or "", config=config,
+                      elderly_target=is_elderly_target(pair.target))
         evidence = {"rule": v.rule, "confidence": v.confidence, **v.evidence}
         if v.action == "drop":
             out.append(Decision(d.source_id, d.item_id, "removed", v.reason, v.rule, attribute_words=d.attribute_words))

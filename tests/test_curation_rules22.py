@@ -186,3 +186,24 @@ def test_strength_cue_decides_physical(crows_items, row, without) -> None:
 def test_strong_as_character_keeps_the_tie_rule(crows_items) -> None:
     pair, _ = crows(crows_items, 115)  # "… see him as a strong leader and he would win the election"
     assert suggest_dimension(pair).label == "Roles and Behaviors"
+
+
+# --- an old-age attribute of an old person is about age -------------------------------------------
+
+def test_old_age_attribute_of_an_elderly_target_is_dropped(curated, consensus) -> None:
+    from stereoset_eval.curation.lexicon.gender_association import is_elderly_target
+
+    assert is_elderly_target("grandfather") and is_elderly_target("Grandma") and not is_elderly_target("mother")
+    # "slow" carries some evidence for men in the datasets' consensus ...
+    plain = judge(["slow"], "male", "m", consensus=consensus, exclude="")
+    assert plain.rule != "age_stereotype"
+    # ... but said of a grandfather it is the old-age stereotype (Hummert 1990)
+    old = judge(["slow"], "male", "m", consensus=consensus, exclude="", elderly_target=True)
+    assert (old.action, old.rule) == ("drop", "age_stereotype") and "old person" in old.reason
+    # in the pipeline: "My grandfather was always slow to respond to questions."
+    _, by = curated
+    d = by["stereoset-intra/71a0cd563f22aa14b1f67bd9442a6ad7#m"]
+    assert (d.status, d.rule) == ("removed", "age_stereotype")
+    # a gender-typed attribute of a grandfather stays a gender stereotype ("athletic", not an age word)
+    kept = judge(["athletic"], "male", "l", consensus=consensus, exclude="", elderly_target=True)
+    assert kept.rule != "age_stereotype"

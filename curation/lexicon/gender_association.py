@@ -225,3 +225,21 @@ AGE_STEREOTYPES: frozenset[str] = frozenset("""
     old-fashioned antiquated outdated conservative nostalgic wise retired grumpy cranky
     set-in-ways sleepy senior elderly ancient
 """.split())
+
+# Kin terms that name an old person. With such a target an old-age attribute ("The grandfather
+# walks very slow") is a stereotype of age even where the datasets' consensus ties the word to a
+# gender (the BMNE paper removes "The young/old grandfather" as not about gender).
+ELDERLY_TARGETS: frozenset[str] = frozenset("""
+    grandfather grandfathers grandmother grandmothers grandpa grandpas grandma grandmas granny
+    grannies gramps grandad grandads granddad granddads nana nanas grandparent grandparents
+""".split())
+
+
+def is_elderly_target(target: str | None) -> bool:
+    """True if the target term names an old person.
+
+    >>> is_elderly_target("Grandfather"), is_elderly_target("my grandma"), is_elderly_target("mother")
+    (True, True, False)
+    """
+    return bool(target) and any(w.strip("'\".,;:!?") in ELDERLY_TARGETS for w in str(target).lower().split())
+

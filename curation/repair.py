@@ -7,7 +7,7 @@ instance's provenance edits plus one ``repair`` flag listing them:
 
 * ``lowercase_i`` — ``i`` / ``i'm`` / ``i'd`` … → ``I`` / ``I'm`` …
 * ``typo`` — a lower-case word unknown to the spell-checking dictionary (pyspellchecker's English
-  word list) whose best correction is one edit away (insertion, deletion, substitution or swap),
+  word list) and to VADER's lexicon (informal words such as "naggy") whose best correction is one edit away (insertion, deletion, substitution or swap),
   keeps the first letter and the word has at least ``min_typo_letters`` letters. Nothing else is
   touched (slang such as "artsy" is in the dictionary; "mudding" → "pudding" changes the first
   letter and is refused); two corrections of similar frequency ("decore": decode / decor) are
@@ -36,6 +36,7 @@ from functools import lru_cache
 from typing import Any
 
 from stereoset_eval.curation.lexicon import GENDER_OF, NAME_GENDER
+from stereoset_eval.curation.lexicon.sentiment import vader_lexicon
 from stereoset_eval.curation.spans import edit_distance
 from stereoset_eval.curation.text import is_word, match_case, split_clitic, tokenize
 from stereoset_eval.foundation.items import Edit, Flag, Item
@@ -82,7 +83,7 @@ def typo_correction(word: str, *, min_letters: int = 5) -> str | None:
     if len(word) < min_letters or not word.isalpha() or not word.islower() or word in GENDER_OF:
         return None
     sp = _speller()
-    if word in sp:
+    if word in sp or word in vader_lexicon():  # VADER lists informal words the dictionary lacks ("naggy")
         return None
     if word.endswith("s") and word[:-1] in sp:
         return None  # a plural or a possessive without apostrophe, not a misspelling

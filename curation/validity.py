@@ -48,10 +48,10 @@ Every kept instance carries a ``stereotype_validity`` flag with the decision's c
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from stereoset_eval.curation.consensus import OTHER, Consensus
+from stereoset_eval.curation.lexicon.sentiment import vader_lexicon
 from stereoset_eval.curation.lexicon.gender_association import AGE_STEREOTYPES, _forms, is_elderly_target, lexicon_hits
 
 if TYPE_CHECKING:
@@ -166,16 +166,9 @@ def associate(words: Sequence[str], consensus: Consensus | None, *, exclude: str
                        tuple((g, round(v, 3)) for g, v in chosen.items()))
 
 
-@lru_cache(maxsize=1)
-def _vader() -> dict[str, float]:
-    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
-
-    return dict(SentimentIntensityAnalyzer().lexicon)
-
-
 def valence(word: str) -> float | None:
     """VADER valence of ``word``; a negated positive word (``uncaring``) gets minus its stem's."""
-    lex = _vader()
+    lex = vader_lexicon()
     w = word.lower()
     if w in lex:
         return float(lex[w])
@@ -183,6 +176,15 @@ def valence(word: str) -> float | None:
         if w.startswith(p) and w[len(p):] in lex and lex[w[len(p):]] > 0:
             return -float(lex[w[len(p):]])
     return None
+
+
+def _spelling_fixes(words: Sequence[str]) -> dict[str, str]:
+    """Misspelt attribute words and the correction the repair step will write (one edit away,
+    :func:`~stereoset_eval.curation.repair.typo_correction`): the evidence is looked up for the
+    word the sentence means, since the repair runs after the validity decision."""
+    from stereoset_eval.curation.repair import typo_correction
+
+    return {w: fix for w in dict.fromkeys(words) if (fix := typo_correction(w)) is not None}
 
 
 def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus | None, exclude: str,
@@ -194,9 +196,13 @@ def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus
     then a stereotype of age even where some evidence ties it to a gender.
     """
     words = [w.lower() for w in words if w]
+    spelling = _spelling_fixes(words)
+    words = [spelling.get(w, w) for w in words]  # "compasionate" is looked up as "compassionate"
     assoc = associate(words, consensus, exclude=exclude, config=config)
     ev: dict[str, Any] = {"words": words, "claimed": claimed, "female": assoc.female, "male": assoc.male,
                           "associated": assoc.gender, "evidence": list(assoc.evidence)}
+    if spelling:
+        ev["spelling"] = spelling
     age = [w for w in words if any(f in AGE_STEREOTYPES for f in _forms(w))]
     if age and (assoc.gender is None or elderly_target):
         why = ", the target an old person" if elderly_target else ""

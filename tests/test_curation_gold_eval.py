@@ -19,7 +19,7 @@ from stereoset_eval.curation import gold_eval as ge
 # per benchmark: (item κ, instance κ, dimension κ, exact-pair rate, max count ratio error).
 # Rules 2.2 reach every target of the issue (TARGETS: 0.6, 0.5, 0.6, 0.85, 0.15); see docs/curation.md.
 GATE: dict[str, tuple[float, float, float, float, float]] = {
-    "stereoset": (0.6, 0.5, 0.6, 0.85, 0.15),    # every target reached (0.65 / 0.57 / 0.82 / 90 % / 8 %)
+    "stereoset": (0.6, 0.5, 0.6, 0.85, 0.15),    # every target reached (0.66 / 0.56 / 0.82 / 90 % / 7 %)
     "crows": (0.6, 0.5, 0.6, 0.85, 0.15),        # every target reached (0.66 / 0.80 / 0.64 / 88 % / 0 %)
 }
 

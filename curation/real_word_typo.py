@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stereoset_eval.curation.lexicon import function_words as fw
-from stereoset_eval.curation.spans import NEGATION_PREFIXES, PairAnalysis, edit_distance
+from stereoset_eval.curation.spans import PairAnalysis, edit_distance, is_affix_antonym
 from stereoset_eval.curation.text import tokenize
 
 # possessive determiners that cannot stand before another determiner ("our her", "his the");
@@ -88,9 +88,8 @@ def near_edit(a: str, b: str, *, max_truncation: int = MAX_TRUNCATION) -> str | 
         return None
     if a in NEGATION_WORDS or b in NEGATION_WORDS:
         return None
-    for p in NEGATION_PREFIXES:
-        if a == p + b or b == p + a:
-            return None
+    if is_affix_antonym(a, b):
+        return None
     short, long_ = sorted((a, b), key=len)
     if len(short) >= 2 and long_.startswith(short) and len(long_) - len(short) <= max_truncation:
         return "truncation"

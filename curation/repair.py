@@ -7,12 +7,12 @@ instance's provenance edits plus one ``repair`` flag listing them:
 
 * ``lowercase_i`` — ``i`` / ``i'm`` / ``i'd`` … → ``I`` / ``I'm`` …
 * ``typo`` — a lower-case word unknown to the spell-checking dictionary (pyspellchecker's English
-  word list) and to VADER's lexicon (informal words such as "naggy") whose best correction is one edit away (insertion, deletion, substitution or swap),
-  keeps the first letter and the word has at least ``min_typo_letters`` letters. Nothing else is
-  touched (slang such as "artsy" is in the dictionary; "mudding" → "pudding" changes the first
-  letter and is refused); two corrections of similar frequency ("decore": decode / decor) are
-  refused, a plural or possessive without apostrophe ("womans") is left, a contraction without
-  apostrophe gets it ("wasnt" → "wasn't").
+  word list) and to VADER's lexicon (informal words such as "naggy") whose best correction is one
+  edit away (insertion, deletion, substitution or swap), keeps the first letter and the word has at
+  least ``min_typo_letters`` letters. Nothing else is touched (slang such as "artsy" is in the
+  dictionary; "mudding" → "pudding" changes the first letter and is refused); two corrections of
+  similar frequency ("decore": decode / decor) are refused, a plural or possessive without
+  apostrophe ("womans") is left, a contraction without apostrophe gets it ("wasnt" → "wasn't").
 * ``article`` — ``a`` before a word starting with a vowel letter → ``an`` (``a immature`` →
   ``an immature``), except words read with a consonant sound (``a university``, ``a one``).
 * ``plural_apostrophe`` — a noun with ``'s`` before a verb that agrees only with a plural

@@ -195,6 +195,15 @@ def edit_distance(a: str, b: str) -> int:
     return d[len(a)][len(b)]
 
 
+def is_affix_antonym(a: str, b: str) -> bool:
+    """True if one word is the other with a negating prefix ("caring" / "uncaring", "like" / "dislike").
+
+    >>> is_affix_antonym("caring", "uncaring"), is_affix_antonym("to", "told")
+    (True, False)
+    """
+    return any(a == p + b or b == p + a for p in NEGATION_PREFIXES)
+
+
 def is_spelling_variant(a: str, b: str) -> bool:
     """True if ``a`` and ``b`` (lower case) spell the same word: an inflection, or a typo.
 
@@ -208,9 +217,8 @@ def is_spelling_variant(a: str, b: str) -> bool:
     """
     if a == b or a.replace(" ", "") == b.replace(" ", ""):
         return True
-    for p in NEGATION_PREFIXES:
-        if a == p + b or b == p + a:
-            return False
+    if is_affix_antonym(a, b):
+        return False
     if "less" in (a[-4:], b[-4:]) or "ful" in (a[-3:], b[-3:]):
         stem_a, stem_b = a.removesuffix("less").removesuffix("ful"), b.removesuffix("less").removesuffix("ful")
         if stem_a[:4] == stem_b[:4]:

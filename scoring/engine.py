@@ -80,7 +80,8 @@ def collector_paused() -> Iterator[None]:
     """No automatic cyclic garbage collection while scoring: the run allocates hundreds of
     thousands of small acyclic objects (requests, rows, results), and the collector's repeated
     passes over them cost up to a fifth of a fixture model's run (measured with cProfile).
-    :func:`_collect_young` after each group still frees any cycle, looking at new objects only."""
+    :func:`_collect_young`, checked after each group, still frees any cycle once enough new objects
+    were made, looking at new objects only."""
     enabled = gc.isenabled()
     gc.disable()
     try:

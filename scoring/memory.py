@@ -116,6 +116,6 @@ def tune_allocator(policy: str | None = None) -> str:
 
 
 def release_free_memory() -> None:
-    """Under ``fast``: give the heap's free pages back to the OS (called after each commit group)."""
+    """Under ``fast``: give the heap's free pages back to the OS (called once, when a run ends)."""
     if _state.get("policy") == "fast":
         _state["libc"].malloc_trim(0)

@@ -122,9 +122,10 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
     from stereoset_eval.scoring.backends import load_backend
     from stereoset_eval.scoring.scorers import Scorer
 
-    from stereoset_eval.scoring.memory import release_free_memory
+    from stereoset_eval.scoring.memory import limit_onednn_cache, release_free_memory
 
     cache = ScoreCache(cache_dir) if use_cache else None
+    onednn_cache = limit_onednn_cache()  # before the model loads (load_backend does it too): see scoring.memory
     try:
         if is_fake_model(model):  # stereoset_eval.scoring.fake: hashed log-probabilities, no network
             from stereoset_eval.scoring.fake import FakeScorer, load_fake_backend
@@ -161,7 +162,7 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
 
         from stereoset_eval.scoring.engine import execute
 
-        allocator_in_effect = tune_allocator(settings.allocator)  # bounded: host memory follows batch_tokens
+        allocator_in_effect = tune_allocator(settings.allocator)  # fast: freed buffers reused, trimmed at the end
 
         from stereoset_eval.scoring.backends import exact_float32
 
@@ -185,7 +186,8 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
     hits = sum(len(u.sentence_ids) for u, k in zip(units, keys) if k in cached)
     stats = {"hits": hits, "computed": len(records) - hits}
     provenance = _provenance(spec, given, resolved, backend, items, records, stats, settings=settings,
-                             last_layer=scorer.last_layer, allocator=allocator_in_effect, run_stats=run_stats,
+                             last_layer=scorer.last_layer, allocator=allocator_in_effect, onednn_cache=onednn_cache,
+                             run_stats=run_stats,
                              cache_dir=(Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None,
                              wall_time_s=time.perf_counter() - started)
     return ScoreSet(spec.name, records, provenance, stats)
@@ -237,7 +239,7 @@ def _versions() -> dict[str, str]:
 def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, Any], backend: Any, items: list[Item],
                 records: list[SentenceScore], stats: Mapping[str, int], *, settings: RunSettings, last_layer: str,
                 allocator: str, cache_dir: Path | None, wall_time_s: float,
-                run_stats: RunStats | None = None) -> dict[str, Any]:
+                run_stats: RunStats | None = None, onednn_cache: str | None = None) -> dict[str, Any]:
     import torch
 
     data = sorted({(it.provenance.source_file, it.provenance.sha256) for it in items})
@@ -267,6 +269,7 @@ def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, A
                 "batch_tokens": settings.batch_tokens,
                 "batch_overhead_tokens": batch_overhead_tokens(backend.device.type),
                 "last_layer": last_layer, "allocator": allocator,
+                "onednn_primitive_cache": onednn_cache,  # "0": off (scoring.memory), else the user's capacity
                 "execution": run_stats.to_dict() if run_stats is not None else None,  # rows run / reused, OOM halvings
                 "cache_dir": str(cache_dir) if cache_dir else None,
                 "use_cache": cache_dir is not None, "cache_hits": stats["hits"], "computed": stats["computed"],

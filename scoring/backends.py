@@ -27,6 +27,7 @@ from typing import Any, Iterator
 
 from stereoset_eval.scoring.fingerprint import HashMemo, fingerprint
 from stereoset_eval.scoring.last_layer import probe_last_layer
+from stereoset_eval.scoring.memory import limit_onednn_cache
 from stereoset_eval.scoring.model_checks import check_load_report, check_model_source, check_special_tokens
 from stereoset_eval.scoring.model_info import (  # noqa: F401 - model_kinds_available & co: re-exported
     checkpoint_weight_names, model_kinds_available, one_line, quiet_transformers, read_config,
@@ -296,6 +297,7 @@ def load_backend(model: str, *, kind: str, device: str | None = "auto", dtype: s
         raise ScoringError(f"unknown model kind {kind!r}; known: {', '.join(MODEL_KINDS)}")
     if device_map not in ("none", "auto"):
         raise ScoringError(f"device_map must be one of none, auto, got {device_map!r}")
+    limit_onednn_cache()  # before the first forward pass (the probes below): a cached primitive pins the heap
     dev = resolve_device(device)
     files, files_revision = (load_from, None) if load_from else (model, revision)
     dtype, dtype_choice = choose_dtype(dtype, dev, checkpoint_dtype(files, files_revision) if dtype == "auto" else None)

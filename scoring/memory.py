@@ -1,47 +1,56 @@
-"""How glibc's allocator serves a scoring run's activation buffers: bounded by default, or fast.
+"""How a scoring run's activation buffers are served: fast by default, with the heap kept flat.
 
 Every forward pass allocates and frees tens to hundreds of MB of activation buffers. glibc
 serves allocations above ``M_MMAP_THRESHOLD`` with a fresh ``mmap`` and unmaps them when
 freed, so each such buffer pays page faults on first touch; below it, freed buffers are
-reused from the heap. glibc starts the threshold at 128 KiB and raises it (up to 32 MiB) as
-buffers are freed; the activation buffers of later forward passes then come from the heap,
-are freed into it and fragment it, and the resident size creeps up with every batch, i.e.
-with the dataset. Policies (``RunSettings.allocator``, default ``$STEREOSET_EVAL_MALLOC_TUNING``):
+reused from the heap. Reusing them is fast, but it used to let the resident size creep up with
+every batch, i.e. with the dataset. Issue 19 found why (``mallinfo2`` after every batch, and the
+same batches replayed bare in a fresh process): the bytes in use stay flat while the heap's
+*free* bytes grow, and what splits the free space is oneDNN's primitive cache. Torch's CPU
+matmuls create one oneDNN primitive per new shape and keep up to 1,024 of them, each with
+small allocations made in the middle of a forward pass, between activation buffers that are
+freed a moment later; those pins cut the freed space into pieces too small for the next
+batch's buffers, so the heap grows at every new batch shape. With the cache off
+(:func:`limit_onednn_cache`, ``ONEDNN_PRIMITIVE_CACHE_CAPACITY=0``) nothing is pinned and
+freed buffers are reused. Numbers do not depend on it (a primitive made again computes the
+same thing: tiny-bert / tiny-roberta / tiny-gpt2 results bit-identical on 300 CrowS-Pairs pairs).
 
-* ``bounded`` (default): threshold fixed at 1 MiB, so every large buffer is mapped and
-  unmapped per forward pass: the peak follows the batch budget, not the dataset, at the price
-  of the page faults. (Issue 19 tried 8 MiB, so that small models' few-MiB activations are
-  reused from the heap: BERT-base-sized scoring peak +332 / +432 MB at 1,920 / 3,840 sentences,
-  growth 100 MB, against +147 / +199 MB, growth 52 MB, at 1 MiB: reverted.)
-* ``fast``: threshold and trim threshold at 1 GiB, so buffers are reused from the heap
+Policies (``RunSettings.allocator``, default ``$STEREOSET_EVAL_MALLOC_TUNING``, else ``fast``):
+
+* ``fast`` (default): mmap and trim thresholds at 1 GiB, so buffers are reused from the heap
   instead of re-mapped, and ``malloc_trim(0)`` when a run ends gives the free heap pages back
-  to the OS (until issue 19 it trimmed after every commit group, which made the next group
-  fault its buffers in again: a fixture model's run then cost as much as under ``bounded``);
-  the peak grows with the dataset.
+  to the OS (trimming after every commit group made the next group fault its buffers in
+  again). With the oneDNN cache off its peak follows the batch budget, not the dataset.
+* ``bounded``: threshold fixed at 1 MiB, so every large buffer is mapped and unmapped per
+  forward pass: the lowest peak, at the price of the page faults (the default until issue 19,
+  when the oneDNN cache still fragmented a heap that reused buffers).
 * ``off`` (or ``0``): glibc's own behaviour.
 
 Measured on the 2-core CI machine (a nested VM, where page faults are dear), BERT-base-sized,
-``stereoset-mlm``, budget 8,192 tokens, scoring peak above the loaded model (~905 MB):
+``stereoset-mlm``, budget 8,192 tokens, scoring peak above the loaded model (issue 19,
+``speed/memory.py``'s measurement, one process each, quiet machine):
 
-=================  =====================  =====================
-policy             1,920 sentences        3,840 sentences
-=================  =====================  =====================
-fast               27.1 s, +372 MB        56.0 s, +530 MB
-bounded            40.4 s, +148 MB        67.0 s, +198 MB
-off (glibc)        26.7 s, +417 MB        56.6 s, +572 MB
-=================  =====================  =====================
+==============================  =====================  =====================  ======
+policy, oneDNN primitive cache  1,920 sentences        3,840 sentences        growth
+==============================  =====================  =====================  ======
+fast, cache off (default)       24.6 s, +217 MB        49.3 s, +261 MB        44 MB
+fast, cache on                  25.9 s, +517 MB        50.6 s, +723 MB        206 MB
+bounded, cache off              27.9 s, +148 MB        61.7 s, +183 MB        35 MB
+bounded, cache on               30.7 s, +149 MB        61.0 s, +191 MB        42 MB
+==============================  =====================  =====================  ======
 
-Issue 19 (same machine, shared with other jobs, ``speed/memory.py``): ``bounded`` +147 MB at
-1,920 and +199 MB at 3,840 sentences (growth 52 MB, peak RSS 1,113 MiB); ``fast`` with one trim
-per run +500 MB and +769 MB (growth 269 MB): ``bounded`` stays the default.
+tiny-bert, ``crows-nangia``, all 1,508 CrowS-Pairs pairs (median of three runs, scoring peak):
+fast with the cache off 2.50 s, +71 MB; fast with it on 2.80 s, +323 MB; bounded with it on
+3.61 s, +127 MB. What growth is left under ``fast`` is the results themselves (bytes in use
+263 -> 277 MB over the 3,840-sentence run) and a little fragmentation.
 
-And ``pll`` on 4 CrowS-Pairs pairs 4.7 s (fast) vs 5.5 s (bounded). ``bounded`` costs 15-50 %
-of the time on that machine for a peak that grows least with the dataset (the rest of its
-growth is per-shape kernel caches); ``fast`` keeps glibc's speed with a little less memory.
-Applied once per process when scoring starts (glibc's thresholds are process-wide, and its own
-adaptive threshold cannot be restored once set, so the first run of a process decides); nothing happens outside glibc or when the user
-set ``MALLOC_MMAP_THRESHOLD_`` (glibc's own variable, which wins).
-Numbers never depend on it; the provenance records the policy in effect (``run.allocator``).
+The glibc policy is applied once per process when scoring starts (glibc's thresholds are
+process-wide, and its own adaptive threshold cannot be restored once set, so the first run of a
+process decides); nothing happens outside glibc or when the user set ``MALLOC_MMAP_THRESHOLD_``
+(glibc's own variable, which wins). The oneDNN cache is limited before a model loads (oneDNN
+reads the variable when it makes its first primitive), whatever the policy, unless the user set
+``ONEDNN_PRIMITIVE_CACHE_CAPACITY`` or ``DNNL_PRIMITIVE_CACHE_CAPACITY``. The provenance records
+both (``run.allocator``, ``run.onednn_primitive_cache``).
 """
 
 from __future__ import annotations
@@ -55,6 +64,8 @@ from stereoset_eval.scoring.settings import ALLOCATOR_ENV, Allocator, allocator_
 
 POLICIES: tuple[str, ...] = get_args(Allocator)
 ENV = ALLOCATOR_ENV
+ONEDNN_CACHE_ENV = "ONEDNN_PRIMITIVE_CACHE_CAPACITY"
+ONEDNN_CACHE_ENVS = (ONEDNN_CACHE_ENV, "DNNL_PRIMITIVE_CACHE_CAPACITY")  # oneDNN reads either (ONEDNN_ first)
 FAST_THRESHOLD = 1 << 30  # bytes: every activation buffer is reused from the heap
 BOUNDED_THRESHOLD = 1 << 20  # bytes: buffers above it are returned to the OS when freed
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameter numbers
@@ -62,7 +73,7 @@ _state: dict[str, Any] = {}
 
 
 def requested_policy() -> str:
-    """The policy ``STEREOSET_EVAL_MALLOC_TUNING`` asks for (``bounded`` when unset); read in
+    """The policy ``STEREOSET_EVAL_MALLOC_TUNING`` asks for (``fast`` when unset); read in
     :func:`stereoset_eval.scoring.settings.allocator_from_environment`, the one place."""
     return allocator_from_environment()
 
@@ -119,3 +130,19 @@ def release_free_memory() -> None:
     """Under ``fast``: give the heap's free pages back to the OS (called once, when a run ends)."""
     if _state.get("policy") == "fast":
         _state["libc"].malloc_trim(0)
+
+
+def limit_onednn_cache() -> str:
+    """Turn oneDNN's primitive cache off for this process unless the user sized it; the capacity in effect.
+
+    Called before a model loads: oneDNN reads ``ONEDNN_PRIMITIVE_CACHE_CAPACITY`` once, when
+    it makes its first primitive (a process that ran CPU matmuls before keeps the capacity it
+    started with). Returns ``"0"``, or the user's value and variable (``"1024 (DNNL_PRIMITIVE_CACHE_CAPACITY)"``)
+    for the provenance. Child processes inherit the variable.
+    """
+    for name in ONEDNN_CACHE_ENVS:
+        value = os.environ.get(name)
+        if value is not None:
+            return "0" if (name, value.strip()) == (ONEDNN_CACHE_ENV, "0") else f"{value} ({name})"
+    os.environ[ONEDNN_CACHE_ENV] = "0"
+    return "0"

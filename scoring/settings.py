@@ -35,13 +35,13 @@ _DEVICE = re.compile(r"(auto|cpu|cuda(:\d+)?)", re.IGNORECASE)
 
 
 def allocator_from_environment() -> str:
-    """The allocator policy ``$STEREOSET_EVAL_MALLOC_TUNING`` asks for (``bounded`` when unset).
+    """The allocator policy ``$STEREOSET_EVAL_MALLOC_TUNING`` asks for (``fast`` when unset).
 
     The one place the variable is read: it supplies :attr:`RunSettings.allocator`'s default.
     """
-    raw = os.environ.get(ALLOCATOR_ENV, "bounded")
+    raw = os.environ.get(ALLOCATOR_ENV, "fast")
     value = raw.strip().lower()
-    value = {"1": "bounded", "": "bounded", "0": "off", "none": "off"}.get(value, value)
+    value = {"1": "bounded", "": "fast", "0": "off", "none": "off"}.get(value, value)  # "1": the old "tuning on"
     if value not in get_args(Allocator):
         raise ScoringError(f"{ALLOCATOR_ENV}={raw!r}: expected one of {', '.join(get_args(Allocator))} (or 0)")
     return value
@@ -90,7 +90,7 @@ class RunSettings:
         last_layer: ``scored``: BERT-family masked LMs run their last encoder layer at the
             scored positions only (probe-verified); ``all``: at every position.
         allocator: glibc allocator policy (:mod:`stereoset_eval.scoring.memory`); default from
-            ``$STEREOSET_EVAL_MALLOC_TUNING``, else ``bounded``.
+            ``$STEREOSET_EVAL_MALLOC_TUNING``, else ``fast``.
         share_masked_inputs: ``off`` (default): every method runs its own masked inputs, so each
             number equals that method run alone, bit for bit, in any executor; ``on``: the methods
             of one ``score`` run or one local study run read a masked input another method already
@@ -112,9 +112,10 @@ class RunSettings:
              "the GPUs (then CPU memory); masked and causal LMs")
     allocator: Allocator = _option(
         factory=allocator_from_environment, choices=get_args(Allocator),
-        help="host allocator policy: bounded (peak memory follows batch_tokens), fast (glibc speed, "
-             "trimmed between batches) or off (glibc's own)",
-        shown_default="$STEREOSET_EVAL_MALLOC_TUNING, else bounded")
+        help="host allocator policy: fast (freed buffers reused, trimmed when the run ends; with oneDNN's "
+             "primitive cache off its peak follows batch_tokens), bounded (large buffers re-mapped every "
+             "forward pass: the lowest peak, slower) or off (glibc's own)",
+        shown_default="$STEREOSET_EVAL_MALLOC_TUNING, else fast")
     share_masked_inputs: ShareMaskedInputs = _option(
         "off", choices=get_args(ShareMaskedInputs),
         help="on: methods of one run (score, local study) reuse masked inputs another method ran on the same "

@@ -98,8 +98,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "reused instead of re-mapped: with glibc's defaults every tensor over 32 MB (and many smaller "
                         "ones) is a fresh mmap, and page faults cost BERT-base-sized models 20-35 %% of their time "
                         "(same for every implementation; jemalloc/tcmalloc via LD_PRELOAD do the same job). Ours applies "
-                        "its own policy on top (stereoset_eval.scoring.memory; STEREOSET_EVAL_MALLOC_TUNING=bounded|fast|off, default "
-                        "bounded), recorded in the output")
+                        "its own policy on top (stereoset_eval.scoring.memory; STEREOSET_EVAL_MALLOC_TUNING=fast|bounded|off, default "
+                        "fast), recorded in the output")
+    p.add_argument("--onednn-cache", choices=("off", "inherit"), default="off",
+                   help="off (default): ONEDNN_PRIMITIVE_CACHE_CAPACITY=0 for every implementation's process, as ours "
+                        "sets it for itself (stereoset_eval.scoring.memory: the cache's small allocations fragment a "
+                        "heap that reuses freed buffers; numbers unchanged), so no implementation gains or loses by "
+                        "it; inherit: the environment's (oneDNN's default keeps 1,024 primitives; ours still turns "
+                        "it off unless the variable is set)")
     p.add_argument("--device", default="cpu",
                    help="torch device for every implementation: cpu (default) or cuda[:N]. On a GPU use bigger "
                         "slices (--crows-pairs 100): a few sentences are over in milliseconds")
@@ -313,6 +319,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                      "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
                      "malloc": {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")},
                      "ours_allocator": ours_allocator(),
+                     "onednn_primitive_cache": os.environ.get("ONEDNN_PRIMITIVE_CACHE_CAPACITY"),
                      "device": args.device, "reference_autograd": args.reference_autograd,
                      "batch_tokens": args.batch_tokens, "minicons_batch_size": args.minicons_batch_size,
                      "slices": slice_sizes(args), "smoke": args.smoke, "warmup_items": args.warmup_items},
@@ -332,7 +339,8 @@ def markdown(doc: dict[str, Any]) -> str:
     head = (f"Benchmark {doc['created_at']} — {where}{m['processor']}, {m['cpu_count']} CPUs, torch "
             f"{doc['versions']['torch']} ({st['threads'] or m['torch_threads_default']} threads, OMP_WAIT_POLICY="
             f"{st['omp_wait_policy'] or 'unset'}, malloc {'tuned' if any(st['malloc'].values()) else 'glibc default'}; "
-            f"ours' allocator policy {st.get('ours_allocator', 'bounded')}), load average {m['loadavg_start']} → {m['loadavg_end']}, "
+            f"ours' allocator policy {st.get('ours_allocator', 'bounded')}, oneDNN primitive cache capacity "
+            f"{st.get('onednn_primitive_cache') or 'default'}), load average {m['loadavg_start']} → {m['loadavg_end']}, "
             f"{st['repeats']} timed rounds (median), {doc['elapsed_s'] / 60:.1f} min.")
     parts = [head, "", report.summary_table(doc["results"]), "", report.detail_table(doc["results"]), "",
              "Study row (one run of the three masked-LM methods, one SharedWork, vs pll alone):", "",
@@ -352,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     if args.omp_wait_policy != "inherit":  # before torch (and its OpenMP runtime) is loaded; children inherit it
         os.environ["OMP_WAIT_POLICY"] = args.omp_wait_policy.upper()
+    if args.onednn_cache == "off":  # read by oneDNN at its first primitive: every worker process inherits it
+        os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] = "0"
     if args.malloc == "tuned":  # read by glibc at process start: affects the worker processes, not this one
         os.environ.update(MALLOC_MMAP_THRESHOLD_=str(2**30), MALLOC_TRIM_THRESHOLD_=str(2**31))
     doc = run(args)

@@ -10,8 +10,9 @@ The tests score 4x more items under the same ``batch_tokens`` and check that the
 grows by no more than the per-sentence bookkeeping (the planned requests' token ids, the
 records with their per-token log-probabilities: well under 32 KB a sentence). Forward-pass
 memory is set by ``batch_tokens`` by construction (``stereoset_eval.scoring.requests.plan_batches``); what
-made the peak follow the dataset anyway was glibc heap fragmentation, which
-``stereoset_eval.scoring.memory``'s default ``bounded`` policy prevents (see there for the numbers).
+made the peak follow the dataset anyway was glibc heap fragmentation by oneDNN's primitive cache,
+which ``stereoset_eval.scoring.memory`` turns off so that its default ``fast`` policy can reuse
+freed buffers (see there for the numbers).
 
 ``python tests/test_resources.py`` prints the table for the closing note: the fixture models
 and a BERT-base-sized random model (110M parameters, built on the fly) at two budgets;
@@ -87,6 +88,9 @@ FIXTURE_RUNS = [
     # model, method, benchmark, data file, task, items small / large, budget
     ("tiny-bert", "stereoset-mlm", "stereoset", "stereoset/stereoset_dev_ids_ptbr_llm.csv", "intrasentence", 100, 400, 4096),
     ("tiny-gpt2", "causal-ll", "crows-pairs", "crows-pairs/crows_pairs_anonymized.csv", None, 150, 600, 4096),
+    # many batch shapes (one masked copy per token): where oneDNN's primitive cache fragmented a heap
+    # that reuses buffers (fast policy with the cache on: +323 MB over all of CrowS-Pairs; see scoring.memory)
+    ("tiny-bert", "crows-nangia", "crows-pairs", "crows-pairs/crows_pairs_anonymized.csv", None, 300, 1200, 8192),
 ]
 
 
@@ -151,10 +155,10 @@ def _policy_in_child(value: str | None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
 
 
-@pytest.mark.parametrize("value, expected", [(None, "bounded"), ("bounded", "bounded"), ("fast", "fast"),
-                                             ("0", "off"), ("off", "off")])
+@pytest.mark.parametrize("value, expected", [(None, "fast"), ("bounded", "bounded"), ("fast", "fast"),
+                                             ("1", "bounded"), ("0", "off"), ("off", "off")])
 def test_allocator_policy_when_scoring_starts(value, expected):
-    """bounded by default: glibc's adaptive mmap threshold would let freed activations fragment the heap."""
+    """fast by default (freed buffers reused; the heap stays flat with oneDNN's primitive cache off)."""
     import platform
 
     if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc" or "MALLOC_MMAP_THRESHOLD_" in os.environ:
@@ -162,6 +166,40 @@ def test_allocator_policy_when_scoring_starts(value, expected):
     done = _policy_in_child(value)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [expected, expected]  # applied once, then remembered
+
+
+def _onednn_in_child(env_extra: dict[str, str]) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "DNNL_PRIMITIVE_CACHE_CAPACITY")}
+    code = ("import os\nfrom stereoset_eval.scoring.memory import limit_onednn_cache\n"
+            "print(limit_onednn_cache(), limit_onednn_cache(), os.environ.get('ONEDNN_PRIMITIVE_CACHE_CAPACITY'), sep='|')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**env, **env_extra}, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().split("|")
+
+
+@pytest.mark.parametrize("env_extra, expected", [
+    ({}, ["0", "0", "0"]),  # off by default, set for oneDNN (and any child process) to read
+    ({"ONEDNN_PRIMITIVE_CACHE_CAPACITY": "1024"}, ["1024 (ONEDNN_PRIMITIVE_CACHE_CAPACITY)"] * 2 + ["1024"]),
+    ({"DNNL_PRIMITIVE_CACHE_CAPACITY": "16"}, ["16 (DNNL_PRIMITIVE_CACHE_CAPACITY)"] * 2 + ["None"]),
+])
+def test_onednn_primitive_cache_is_off_unless_the_user_sized_it(env_extra, expected):
+    assert _onednn_in_child(env_extra) == expected
+
+
+@pytest.mark.parametrize("env_extra, expected", [({}, "0"), ({"DNNL_PRIMITIVE_CACHE_CAPACITY": "16"},
+                                                                 "16 (DNNL_PRIMITIVE_CACHE_CAPACITY)")])
+def test_the_provenance_records_the_onednn_cache(env_extra, expected):
+    env = {k: v for k, v in os.environ.items() if k not in ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "DNNL_PRIMITIVE_CACHE_CAPACITY")}
+    data = SHARED / "data" / "crows-pairs" / "crows_pairs_anonymized.csv"
+    code = ("import sys\nfrom stereoset_eval.curation.loaders.crows import load_crows_pairs\n"
+            "from stereoset_eval.scoring.api import score_items\n"
+            "ss = score_items(load_crows_pairs(sys.argv[1])[:3], model='fake:masked', method='pll', use_cache=False)\n"
+            "print(ss.provenance['run']['onednn_primitive_cache'])")
+    done = subprocess.run([sys.executable, "-c", code, str(data)], cwd=REPO, env={**env, **env_extra},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == expected
 
 
 def test_unknown_allocator_policy_is_a_clear_error():

@@ -161,6 +161,10 @@ class TokenizerView:
         return [int(i) for i in self.tokenizer.convert_tokens_to_ids(self.tokenizer.tokenize(text))]
 
     def decode(self, ids: Sequence[int]) -> str:
+        if not ids:  # StereoSet's first piece of every attribute word: the tokenizer's own answer, asked once
+            if "decoded_empty" not in self._facts:
+                self._facts["decoded_empty"] = str(self.tokenizer.decode([]))
+            return self._facts["decoded_empty"]
         return str(self.tokenizer.decode(list(ids)))
 
     def describe(self) -> dict[str, Any]:

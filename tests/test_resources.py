@@ -130,7 +130,7 @@ def bert_base_runs(tmp: Path, models_dir: Path, data_dir: Path) -> list[dict[str
     model = build_bert_base(tmp / "bert-base-random", models_dir / "tiny-bert")
     data = data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv"
     return [measure(model, "stereoset-mlm", "stereoset", data, n_items=n, batch_tokens=bt, task="intrasentence",
-                    threads=2) for n, bt in ((40, 1024), (160, 1024), (160, 8192))]
+                    threads=2) for n, bt in ((160, 1024), (640, 1024), (640, 8192))]
 
 
 @pytest.mark.skipif(os.environ.get("STEREOSET_EVAL_MEASURE_BASE") != "1",
@@ -140,9 +140,13 @@ def test_bert_base_memory_follows_the_budget(tmp_path, models_dir, data_dir):
     for r in (small, large, big_budget):
         print(f"\n[resources] bert-base-random ({r['n_parameters']:,} params) budget {r['batch_tokens']}: "
               f"{r['n_sentences']} sentences -> scoring peak +{r['scoring_peak_mb']} MB, process {r['peak_rss_mb']} MB")
-    # 4x the data under the same budget: the peak grows by per-shape kernel caches only (bounded);
-    # without stereoset_eval.scoring.memory's allocator setting it grew ~125 KB per sentence (glibc heap fragmentation)
-    assert large["scoring_peak_mb"] <= small["scoring_peak_mb"] + 48
+    # 4x the data under the same budget: the peak grows by the results and a little fragmentation only.
+    # Under fast (the default) the heap reaches its working size within the first few hundred
+    # sentences and then stays flat (mallinfo2 per batch), so the small run is past that warm-up:
+    # 120 -> 480 sentences grew 57 MB, 480 -> 1,920 45 MB (allowed 61). With oneDNN's primitive cache on, fast
+    # grew ~100 KB per sentence (glibc heap fragmentation: stereoset_eval.scoring.memory).
+    extra = large["n_sentences"] - small["n_sentences"]
+    assert large["scoring_peak_mb"] <= small["scoring_peak_mb"] + extra * BOOKKEEPING_KB_PER_SENTENCE / 1024 + SLACK_MB
     assert big_budget["scoring_peak_mb"] <= large["scoring_peak_mb"] + 200  # 8x the budget: activations only
 
 

@@ -170,7 +170,7 @@ def plan_batches(rows: Sequence[BatchRow], batch_tokens: int, *,
     return batches
 
 
-GROUP_BUDGETS = 4  # token budgets per commit group
+GROUP_BUDGETS = 1  # token budgets per commit group (why not more: plan_groups)
 
 
 def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int, *,
@@ -183,15 +183,18 @@ def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int, *
     grouping depends only on the units and the budget, so a rerun after an interruption rebuilds
     the same groups and recomputes an interrupted group with exactly the same batches.
 
-    Why several budgets: a group's rows are cut into exact-length batches, and a CrowS-Pairs pair's
-    two sentences have two lengths, so a one-budget group ran as two half-full batches (tiny-bert
-    ``crows-nangia`` over CrowS-Pairs: 353 batches of ~4,000 tokens, 2.54 s; 4 budgets: 278
-    batches, 2.37 s; 8: 232, 2.31 s; 16: 216, 2.26 s; ``pll`` unchanged). The price is the work an
-    interruption loses, at most one group: 4 budgets are ~45 s of BERT-base forward passes on 2
-    CPU cores (~700 tokens/s), a fraction of a second on a GPU.
+    Why one budget (``GROUP_BUDGETS``), measured in issue 19: larger groups fill batches better —
+    a CrowS-Pairs pair's two sentences have two lengths, so a one-budget group runs as two
+    half-full exact-length batches (tiny-bert ``crows-nangia`` over CrowS-Pairs: 353 batches, 2.54 s;
+    4 budgets: 278 batches, 2.27 s; ``pll`` unchanged) — but they mix full and partial batches of
+    many shapes between two commits and (measured; the mechanism not pinned down) the heap that
+    reuses freed buffers fragments again:
+    BERT-base-sized ``stereoset-mlm`` scoring peak +235 / +406 MB at 1,920 / 3,840 sentences with
+    4 budgets, +233 / +270 MB with one. Groups of one budget also keep an interruption's lost work
+    and the progress bar's steps at one batch.
 
     >>> u = [[Request((1, 2), ())], [Request((1, 2, 3, 4), ())], [Request((1, 2), ())]]
-    >>> plan_groups(u, 4, budgets_per_group=1), plan_groups(u, 2)
+    >>> plan_groups(u, 4), plan_groups(u, 2, budgets_per_group=2)
     ([[0, 2], [1]], [[0, 2, 1]])
     """
     if budgets_per_group < 1:

@@ -194,7 +194,7 @@ def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int, *
     and the progress bar's steps at one batch.
 
     >>> u = [[Request((1, 2), ())], [Request((1, 2, 3, 4), ())], [Request((1, 2), ())]]
-    >>> plan_groups(u, 4), plan_groups(u, 2, budgets_per_group=2)
+    >>> plan_groups(u, 4), plan_groups(u, 4, budgets_per_group=2)
     ([[0, 2], [1]], [[0, 2, 1]])
     """
     if budgets_per_group < 1:

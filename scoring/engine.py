@@ -1,7 +1,7 @@
 """Cache-aware execution of a method's units: group, deduplicate, batch, reduce, commit.
 
-Units are grouped by :func:`~stereoset_eval.scoring.requests.plan_groups` (shortest first, about
-``GROUP_BUDGETS`` token budgets per group). For each group with uncached units: identical inputs are merged, cut into
+Units are grouped by :func:`~stereoset_eval.scoring.requests.plan_groups` (shortest first, about one token
+budget per group). For each group with uncached units: identical inputs are merged, cut into
 padded batches under the budget, run, reduced by the method, and committed to the cache in one
 transaction. Groups depend only on the units and the budget, never on what is cached, so an
 interrupted run recomputes its unfinished group with exactly the same batches (identical

@@ -170,20 +170,16 @@ def plan_batches(rows: Sequence[BatchRow], batch_tokens: int, *,
     return batches
 
 
-GROUP_BUDGETS = 1  # token budgets per commit group (why not more: plan_groups)
-
-
-def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int, *,
-                budgets_per_group: int = GROUP_BUDGETS) -> list[list[int]]:
-    """Group units (indices into ``unit_requests``) into commit groups of about ``budgets_per_group`` batches.
+def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int) -> list[list[int]]:
+    """Group units (indices into ``unit_requests``) into commit groups of about one batch.
 
     Units are visited shortest first (by their longest input); a unit joins the current group
-    while the group's deduplicated inputs still fit in ``budgets_per_group * batch_tokens`` padded
-    tokens. Every group is computed, and its results committed to the cache, as one piece; the
-    grouping depends only on the units and the budget, so a rerun after an interruption rebuilds
-    the same groups and recomputes an interrupted group with exactly the same batches.
+    while the group's deduplicated inputs still fit in ``batch_tokens`` padded tokens. Every
+    group is computed, and its results committed to the cache, as one piece; the grouping
+    depends only on the units and the budget, so a rerun after an interruption rebuilds the
+    same groups and recomputes an interrupted group with exactly the same batches.
 
-    Why one budget (``GROUP_BUDGETS``), measured in issue 19: larger groups fill batches better —
+    Why one budget, measured in issue 19: larger groups fill batches better —
     a CrowS-Pairs pair's two sentences have two lengths, so a one-budget group runs as two
     half-full exact-length batches (tiny-bert ``crows-nangia`` over CrowS-Pairs: 353 batches, 2.54 s;
     4 budgets: 278 batches, 2.27 s; ``pll`` unchanged) — but they mix full and partial batches of
@@ -194,12 +190,9 @@ def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int, *
     and the progress bar's steps at one batch.
 
     >>> u = [[Request((1, 2), ())], [Request((1, 2, 3, 4), ())], [Request((1, 2), ())]]
-    >>> plan_groups(u, 4), plan_groups(u, 4, budgets_per_group=2)
-    ([[0, 2], [1]], [[0, 2, 1]])
+    >>> plan_groups(u, 4)
+    [[0, 2], [1]]
     """
-    if budgets_per_group < 1:
-        raise ValueError(f"budgets_per_group must be >= 1, got {budgets_per_group}")
-    group_tokens = batch_tokens * budgets_per_group
     lengths = [max((len(r.input_ids) for r in reqs), default=0) for reqs in unit_requests]
     order = sorted(range(len(unit_requests)), key=lengths.__getitem__)
     groups: list[list[int]] = []
@@ -209,7 +202,7 @@ def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int, *
     for i in order:
         unit_keys = {(r.input_ids, r.token_type_ids) for r in unit_requests[i]}
         new_len = max(max_len, lengths[i])
-        if current and padded_cost(len(keys) + len(unit_keys - keys), new_len) > group_tokens:
+        if current and padded_cost(len(keys) + len(unit_keys - keys), new_len) > batch_tokens:
             groups.append(current)
             current, keys = [], set()
             new_len = lengths[i]

@@ -172,11 +172,17 @@ def test_allocator_policy_when_scoring_starts(value, expected):
     assert done.stdout.split() == [expected, expected]  # applied once, then remembered
 
 
+def _env_with_onednn(env_extra: dict[str, str]) -> dict[str, str]:
+    """This process's environment without either oneDNN cache variable, plus ``env_extra``."""
+    from stereoset_eval.scoring.memory import ONEDNN_CACHE_ENVS
+
+    return {**{k: v for k, v in os.environ.items() if k not in ONEDNN_CACHE_ENVS}, **env_extra}
+
+
 def _onednn_in_child(env_extra: dict[str, str]) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "DNNL_PRIMITIVE_CACHE_CAPACITY")}
     code = ("import os\nfrom stereoset_eval.scoring.memory import limit_onednn_cache\n"
             "print(limit_onednn_cache(), limit_onednn_cache(), os.environ.get('ONEDNN_PRIMITIVE_CACHE_CAPACITY'), sep='|')")
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**env, **env_extra}, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=_env_with_onednn(env_extra), capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().split("|")
@@ -194,13 +200,12 @@ def test_onednn_primitive_cache_is_off_unless_the_user_sized_it(env_extra, expec
 @pytest.mark.parametrize("env_extra, expected", [({}, "0"), ({"DNNL_PRIMITIVE_CACHE_CAPACITY": "16"},
                                                                  "16 (DNNL_PRIMITIVE_CACHE_CAPACITY)")])
 def test_the_provenance_records_the_onednn_cache(env_extra, expected):
-    env = {k: v for k, v in os.environ.items() if k not in ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "DNNL_PRIMITIVE_CACHE_CAPACITY")}
     data = SHARED / "data" / "crows-pairs" / "crows_pairs_anonymized.csv"
     code = ("import sys\nfrom stereoset_eval.curation.loaders.crows import load_crows_pairs\n"
             "from stereoset_eval.scoring.api import score_items\n"
             "ss = score_items(load_crows_pairs(sys.argv[1])[:3], model='fake:masked', method='pll', use_cache=False)\n"
             "print(ss.provenance['run']['onednn_primitive_cache'])")
-    done = subprocess.run([sys.executable, "-c", code, str(data)], cwd=REPO, env={**env, **env_extra},
+    done = subprocess.run([sys.executable, "-c", code, str(data)], cwd=REPO, env=_env_with_onednn(env_extra),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == expected

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 from stereoset_eval import __version__
 from stereoset_eval.foundation.items import Item
 from stereoset_eval.foundation.provenance import ToolInfo
-from stereoset_eval.scoring.cache import ScoreCache, cache_key, default_cache_dir
+from stereoset_eval.scoring.cache import ScoreCache, cache_keys, default_cache_dir
 from stereoset_eval.scoring.engine import RunStats
 from stereoset_eval.scoring.methods import get_method
 from stereoset_eval.scoring.methods.base import Method, Prepared, UnitSpec
@@ -146,11 +146,13 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
         # each distinct text encoded once: for the length check and every method of the run
         with backend.tokenizer.memoized(shared.encodings(identity["tokenizer_sha256"] or identity["model"])):
             precheck_lengths(spec.name, units, backend.tokenizer, model)  # before prepare builds masked copies
+            if spec.warm is not None:  # what prepare encodes, in batched tokenizer calls
+                spec.warm(units, backend.tokenizer, resolved)
             with quiet_transformers():  # its "sequence longer than ..." warning: _check_lengths says it better
                 prepared = [spec.prepare(u, backend.tokenizer, resolved) for u in units]
         _check_lengths(spec, units, prepared, backend.tokenizer.max_length, model)
         key_options = spec.key_options(resolved)
-        keys = [cache_key(identity, spec.name, spec.version, key_options, u.inputs) for u in units]
+        keys = cache_keys(identity, spec.name, spec.version, key_options, (u.inputs for u in units))
         cached = cache.get_many(keys) if cache is not None else {}
 
         from stereoset_eval.scoring.memory import tune_allocator

@@ -48,6 +48,23 @@ def cache_key(model_identity: Mapping[str, Any], method: str, method_version: in
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def cache_keys(model_identity: Mapping[str, Any], method: str, method_version: int,
+               options: Mapping[str, Any], inputs: Iterable[Mapping[str, Any]]) -> list[str]:
+    """:func:`cache_key` of each unit's ``inputs``, with the part every unit shares written once.
+
+    In canonical JSON (sorted keys) ``inputs`` is the payload's first key, so a key's text is
+    ``{"inputs":`` + the inputs' JSON + the same tail for every unit: the same text, and the same
+    sha256, as :func:`cache_key` (``tests/test_scoring_cache.py`` checks it), without rewriting
+    the model identity and options for each of a dataset's thousands of units.
+    """
+    rest = {"schema": SCHEMA, "model": dict(model_identity), "method": method, "method_version": method_version,
+            "options": dict(options)}
+    assert min(rest) > "inputs"  # "inputs" sorts first: the texts below are cache_key's
+    tail = "," + json.dumps(rest, sort_keys=True, ensure_ascii=False, separators=(",", ":"))[1:]
+    encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
+    return [hashlib.sha256(('{"inputs":' + encode(dict(unit)) + tail).encode("utf-8")).hexdigest() for unit in inputs]
+
+
 @contextlib.contextmanager
 def _setup_lock(db_path: Path) -> Iterator[None]:
     """An exclusive advisory lock on ``<db>.lock`` while a connection sets the database up."""

@@ -14,7 +14,7 @@ executor do this) makes those methods compute each distinct masked input once:
   with another ``batch_tokens``).
 * **encodings** — ``text -> token ids`` per tokenizer (see
   :meth:`~stereoset_eval.scoring.tokenization.TokenizerView.memoized`), so each distinct text is
-  encoded once for the length check and every method.
+  encoded once for the length check and every method (and each distinct id sequence decoded once).
 
 Scoped to a run, never process-wide: the owner drops it when the run ends, so memory does not
 grow with the number of runs, and entries of a model are dropped when the next model starts (a
@@ -61,4 +61,4 @@ class SharedWork:
     def counts(self) -> dict[str, int]:
         """Counters for the provenance."""
         return {"rows_computed": self.rows_computed, "rows_reused": self.rows_reused,
-                "values_held": len(self._positions), "texts_encoded": len(self._encodings)}
+                "values_held": len(self._positions), "texts_encoded": sum(1 for key in self._encodings if key[1] != "decoded")}

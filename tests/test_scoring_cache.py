@@ -141,3 +141,14 @@ def test_many_processes_open_one_fresh_cache_at_once(tmp_path):
                               stderr=subprocess.PIPE, text=True) for _ in range(6)]
     results = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), [err for _, err in results]
+
+
+def test_cache_keys_are_cache_key_of_each_unit():
+    from stereoset_eval.scoring.cache import cache_key, cache_keys
+
+    identity = {"model": "m", "revision": None, "weights_sha256": "ab", "tokenizer_sha256": "cd", "zeta": [1, 2]}
+    options = {"lowercase": False, "leading_space": "none", "cap": None}
+    inputs = [{"sentence": "The nurse was tired."}, {"sent2": "Ünïcödé — “quotes” \\ \"", "sent1": "a\nb"},
+              {"context": "BLANK people", "sentence": "x", "nested": {"b": [1, 2.5, None], "a": True}}, {}]
+    assert cache_keys(identity, "pll", 3, options, inputs) == [cache_key(identity, "pll", 3, options, u) for u in inputs]
+    assert len(set(cache_keys(identity, "pll", 3, options, inputs))) == len(inputs)

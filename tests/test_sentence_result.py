@@ -66,3 +66,55 @@ def test_computed_equals_cached(method, crows_csv, tmp_path):
     computed = score_items(items, model="fake:masked", method=method, cache_dir=tmp_path)
     cached = score_items(items, model="fake:masked", method=method, cache_dir=tmp_path)
     assert cached.cache_stats["computed"] == 0 and cached.records == computed.records
+
+
+def _by_text(result: SentenceResult) -> SentenceResult:
+    """The round trip through JSON text that ``through_json`` shortcuts for plain values."""
+    return SentenceResult.from_json(json.loads(json.dumps(result.to_json())))
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, with the same types all the way down (NaN equal to NaN, -0.0 distinct from 0.0)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, SentenceResult):
+        return all(_same(getattr(a, f), getattr(b, f)) for f in ("score", "n_tokens", "token_ids", "token_logprobs")) \
+            and _same(dict(a.extra), dict(b.extra))
+    return a == b
+
+
+@pytest.mark.parametrize("result", [
+    SentenceResult(score=-3.25, n_tokens=2, token_ids=(7, 9), token_logprobs=(-1.0, -2.25),
+                   extra={"unrounded": -3.2501, "positions": (1, 2), "nested": {"a": [(1.5, None), True, "é\ud800"]}}),
+    SentenceResult(score=float("nan"), n_tokens=0, extra={"x": float("inf"), "y": -0.0, "z": float("-inf")}),
+    SentenceResult(score=0.1 + 0.2, n_tokens=3, token_ids=[1, 2, 3], token_logprobs=[-0.1, -1e-300, -5e-324]),
+    SentenceResult(score=True, n_tokens=1, token_ids=(True, 2), token_logprobs=(0, -1.5)),  # ints/bools where floats/ints go
+    SentenceResult(score=-1.0, n_tokens=1, extra={1: "int key", None: "null key", 2.5: "float key"}),
+    SentenceResult(score=2 ** 70, n_tokens=1, token_logprobs=(-1.0,), extra={"big": -(2 ** 80)}),
+], ids=["tuples-nested", "non-finite", "lists", "mixed-numbers", "odd-keys", "big-ints"])
+def test_through_json_equals_the_text_round_trip(result):
+    (fast,) = SentenceResult.through_json([result])
+    assert _same(fast, _by_text(result))
+
+
+def test_through_json_of_numpy_values_is_the_real_round_trip():
+    np = pytest.importorskip("numpy")
+    result = SentenceResult(score=np.float64(-1.25), n_tokens=1, token_logprobs=(np.float64(-0.5),),
+                            extra={"f": np.float64(0.1)})
+    (fast,) = SentenceResult.through_json([result])
+    assert _same(fast, _by_text(result)) and type(fast.score) is float
+    with pytest.raises(TypeError):  # what json.dumps says of a numpy int: not silently kept
+        SentenceResult.through_json([SentenceResult(score=1.0, n_tokens=1, token_ids=(np.int64(3),))])
+
+
+def test_through_json_copies_what_reduce_may_still_hold():
+    state = {"positions": [1, 2]}
+    (fast,) = SentenceResult.through_json([SentenceResult(score=1.0, n_tokens=1, extra=state)])
+    state["positions"].append(3)
+    assert fast.extra["positions"] == [1, 2]

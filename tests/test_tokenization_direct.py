@@ -37,6 +37,42 @@ def test_direct_path_equals_transformers(models_dir, texts, model):
                                                 list(enc["special_tokens_mask"])), text
 
 
+@pytest.mark.parametrize("model", sorted(KINDS))
+def test_batched_encoding_equals_transformers(models_dir, texts, model):
+    """``encode_many`` (one ``encode_batch`` call) fills the memo with what transformers gives per text."""
+    view = load_backend(str(models_dir / model), kind=KINDS[model], device="cpu").tokenizer
+    tok = view.tokenizer
+    for special in (True, False):
+        memo: dict = {}
+        with view.memoized(memo):
+            view.encode_many(texts, special=special)
+            assert len(memo) == len(set(texts))  # every text, once, before any single encode
+            kind = "words" if special else False
+            for text in texts:
+                got = memo[(text, kind)]
+                if special:
+                    enc = tok(text, return_special_tokens_mask=True)
+                    assert got == (tuple(enc["input_ids"]), tuple(enc.word_ids()), tuple(enc["special_tokens_mask"])), text
+                    assert view.encode(text, special=True) == list(enc["input_ids"])  # served from the memo
+                else:
+                    assert list(got) == list(tok.encode(text, add_special_tokens=False)), text
+            assert len(memo) == len(set(texts))  # nothing encoded again
+
+
+def test_batched_encoding_without_a_memo_or_direct_path_does_nothing(models_dir):
+    view = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu").tokenizer
+    view.encode_many(["one two"], special=True)  # no memo: nowhere to keep it, no error
+    backend = view.direct_backend()
+    backend.enable_truncation(4)
+    memo: dict = {}
+    try:
+        with view.memoized(memo):
+            view.encode_many(["one two three four five six"], special=True)
+            assert memo == {}  # transformers' own path (per text) handles a user's truncation
+    finally:
+        backend.no_truncation()
+
+
 def test_truncation_set_by_a_user_falls_back_to_transformers(models_dir):
     view = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu").tokenizer
     backend = view.direct_backend()
@@ -48,3 +84,34 @@ def test_truncation_set_by_a_user_falls_back_to_transformers(models_dir):
     finally:
         backend.no_truncation()
     assert view.direct_backend() is backend
+
+
+CASES = [  # (method, model, options, items): every method with a warm, on real items
+    ("pll", "tiny-bert", {}, "crows"), ("pll-word-l2r", "tiny-roberta", {}, "crows"),
+    ("crows-nangia", "tiny-bert", {}, "crows"), ("crows-nangia", "tiny-roberta", {"lowercase": True}, "crows"),
+    ("stereoset-mlm", "tiny-bert", {}, "intra"), ("stereoset-mlm", "tiny-roberta", {"leading_space": "bias-bench"}, "intra"),
+    ("stereoset-causal", "tiny-gpt2", {}, "intra"), ("causal-ll", "tiny-gpt2", {}, "crows"),
+    ("stereoset-inter-causal", "tiny-gpt2", {}, "inter"),
+]
+
+
+@pytest.mark.parametrize("method,model,options,data", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_warm_encodes_everything_prepare_encodes(models_dir, crows_items, stereoset_items, method, model, options, data):
+    """After a method's ``warm``, its ``prepare`` finds every text in the memo (no tokenizer call of its
+    own), and builds the same requests as without ``warm``."""
+    from stereoset_eval.scoring.methods import get_method
+
+    spec = get_method(method)
+    items = {"crows": crows_items[:150], "intra": [it for it in stereoset_items if it.task == "intrasentence"][:150],
+             "inter": [it for it in stereoset_items if it.task == "intersentence"][:100]}[data]
+    view = load_backend(str(models_dir / model), kind=KINDS[model], device="cpu").tokenizer
+    resolved = spec.resolve(view, spec.validate_options(options))
+    units = spec.units(items, resolved)
+    plain = [spec.prepare(u, view, resolved) for u in units]
+    memo: dict = {}
+    with view.memoized(memo):
+        spec.warm(units, view, resolved)
+        warmed = set(memo)
+        again = [spec.prepare(u, view, resolved) for u in units]
+    assert warmed and set(memo) == warmed
+    assert [p.requests for p in again] == [p.requests for p in plain]

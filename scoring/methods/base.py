@@ -91,6 +91,9 @@ class Method:
         accepts: returns None if the method can score the item, else the reason it cannot.
         units / resolve / prepare / reduce: see the module docstring; ``resolve`` turns
             ``auto`` option values into concrete ones using the tokenizer.
+        warm: optional; encodes in batches (:meth:`TokenizerView.encode_many`) the texts
+            ``prepare`` is about to encode, so a run makes one tokenizer call per batch instead of
+            one per text. ``prepare`` then finds them in the run's memo; numbers are unchanged.
     """
 
     name: str
@@ -104,6 +107,7 @@ class Method:
     prepare: Callable[[UnitSpec, TokenizerView, Mapping[str, Any]], Prepared]
     reduce: Callable[[UnitSpec, Prepared, list[list[float]], Mapping[str, Any]], list[SentenceResult]]
     resolve: Callable[[TokenizerView, Mapping[str, Any]], dict[str, Any]] = lambda tok, opts: dict(opts)
+    warm: Callable[[Sequence[UnitSpec], TokenizerView, Mapping[str, Any]], None] | None = None
 
     def validate_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         """Defaults filled in; unknown names and bad values raise :class:`ScoringError`."""
@@ -150,6 +154,13 @@ def accepts_any_sentences(item: Item) -> str | None:
 def single_sentence_units(items: Sequence[Item], options: Mapping[str, Any]) -> list[UnitSpec]:
     """``units`` of the methods that score each sentence on its own: input ``{"sentence": text}``."""
     return sentence_units(items, lambda item, text: {"sentence": text})
+
+
+def warm_inputs(*names: str, special: bool) -> Callable[[Sequence[UnitSpec], TokenizerView, Mapping[str, Any]], None]:
+    """A ``warm`` for methods whose ``prepare`` encodes unit inputs ``names`` as they are."""
+    def warm(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> None:
+        tok.encode_many((u.inputs[n] for u in units for n in names), special=special)
+    return warm
 
 
 def is_int_or_none(value: Any) -> bool:

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from stereoset_eval.scoring.methods.base import (
     Method, Option, Prepared, SentenceResult, UnitSpec, accepts_any_sentences, single_sentence_units, unit_error,
+    warm_inputs,
 )
 from stereoset_eval.scoring.methods.stereoset_causal import resolve as resolve_start_token
 from stereoset_eval.scoring.methods.stereoset_causal import start_id
@@ -47,5 +48,6 @@ METHOD = Method(
     units=single_sentence_units,
     prepare=prepare,
     reduce=reduce,
+    warm=warm_inputs("sentence", special=False),
     resolve=resolve_start_token,
 )

@@ -93,6 +93,12 @@ def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> P
     return Prepared(requests, {"ids": (ids1, ids2), "template": (template1, template2), "n": n})
 
 
+def warm(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> None:
+    """Both sentences of every pair in one batched tokenizer call (as ``prepare`` encodes them)."""
+    texts = (u.inputs[k] for u in units for k in ("sent1", "sent2"))
+    tok.encode_many((t.lower() for t in texts) if options["lowercase"] else texts, special=True)
+
+
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
     n = prep.state["n"]
     results = []
@@ -129,6 +135,7 @@ METHOD = Method(
     accepts=accepts,
     units=units,
     prepare=prepare,
+    warm=warm,
     reduce=reduce,
     resolve=resolve,
 )

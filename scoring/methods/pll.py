@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 
 from stereoset_eval.scoring.methods.base import (
     Method, Prepared, SentenceResult, UnitSpec, accepts_any_sentences, single_sentence_units, unit_error,
+    warm_inputs,
 )
 from stereoset_eval.scoring.requests import Request
 from stereoset_eval.scoring.tokenization import TokenizerView
@@ -91,6 +92,7 @@ PLL_METHOD = Method(
     units=single_sentence_units,
     prepare=_prepare(PLL, within_word_l2r=False),
     reduce=reduce,
+    warm=warm_inputs("sentence", special=True),
 )
 
 PLL_WORD_METHOD = Method(
@@ -104,4 +106,5 @@ PLL_WORD_METHOD = Method(
     units=single_sentence_units,
     prepare=_prepare(PLL_WORD, within_word_l2r=True),
     reduce=reduce,
+    warm=warm_inputs("sentence", special=True),
 )

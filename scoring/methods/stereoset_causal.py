@@ -28,7 +28,7 @@ from typing import Any, Mapping, Sequence
 from stereoset_eval.foundation.items import Item
 from stereoset_eval.scoring.methods.base import (
     Method, Option, Prepared, SentenceResult, UnitSpec, accepts_any_sentences, is_int_or_none, sentence_units,
-    single_sentence_units, unit_error,
+    single_sentence_units, unit_error, warm_inputs,
 )
 from stereoset_eval.scoring.records import ScoringError
 from stereoset_eval.scoring.requests import Request
@@ -105,6 +105,18 @@ def with_final_punctuation(context: str) -> str:
     return context if context[-1] in (".", "!", "?") else f"{context}."
 
 
+def inter_warm(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> None:
+    """The three texts ``inter_prepare`` encodes, for every unit, in one batched tokenizer call."""
+    texts = []
+    for unit in units:
+        context, sentence = unit.inputs["context"], unit.inputs["sentence"]
+        if context:  # an empty context is prepare's to refuse
+            context = with_final_punctuation(context)
+            texts += [f"{context} {sentence}", context]
+        texts.append(sentence)
+    tok.encode_many(texts, special=False)
+
+
 def inter_prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> Prepared:
     context, sentence = unit.inputs["context"], unit.inputs["sentence"]
     start = start_id(tok, options)
@@ -152,6 +164,7 @@ INTRA_METHOD = Method(
     units=single_sentence_units,
     prepare=intra_prepare,
     reduce=intra_reduce,
+    warm=warm_inputs("sentence", special=False),
     resolve=resolve,
 )
 
@@ -170,5 +183,6 @@ INTER_METHOD = Method(
     units=inter_units,
     prepare=inter_prepare,
     reduce=inter_reduce,
+    warm=inter_warm,
     resolve=resolve,
 )

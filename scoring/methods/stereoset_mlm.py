@@ -24,6 +24,7 @@ Option ``leading_space``:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import string
 from typing import Any, Mapping, Sequence
@@ -73,15 +74,38 @@ def resolve(tok: TokenizerView, options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _word_text(unit: UnitSpec, options: Mapping[str, Any]) -> str:
+    """The text whose ids are the attribute word's pieces (ValueError if there is no template word)."""
+    word = template_word(unit.inputs["context"], unit.inputs["sentence"])
+    return f" {word}" if options["leading_space_applied"] else word
+
+
+def warm(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> None:
+    """Every attribute word, then every masked context, each in one batched tokenizer call."""
+    mask_token = getattr(tok.tokenizer, "mask_token", None)
+    if mask_token is None:  # prepare refuses the model, naming it
+        return
+    words = []
+    for unit in units:
+        with contextlib.suppress(ValueError):  # prepare refuses the unit, naming it
+            words.append((unit.inputs["context"], _word_text(unit, options)))
+    tok.encode_many((text for _, text in words), special=False)
+    masked = []
+    for context, text in words:
+        word_ids = tok.encode(text, special=False)
+        masked += [context.replace("BLANK", tok.decode(word_ids[:i]) + mask_token) for i in range(len(word_ids))]
+    tok.encode_many(masked, special=True)
+
+
 def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> Prepared:
-    context, sentence = unit.inputs["context"], unit.inputs["sentence"]
+    context = unit.inputs["context"]
     try:
-        word = template_word(context, sentence)
+        text = _word_text(unit, options)
     except ValueError as exc:
         raise unit_error(NAME, unit, f"cannot find the template word: {exc}") from None
+    word = text[1:] if options["leading_space_applied"] else text
     mask_id = tok.require_id("mask", method=NAME)
     mask_token = tok.tokenizer.mask_token
-    text = f" {word}" if options["leading_space_applied"] else word
     word_ids = tok.encode(text, special=False)
     if not word_ids:
         raise unit_error(NAME, unit, f"the template word {word!r} encodes to no tokens")
@@ -117,4 +141,5 @@ METHOD = Method(
     prepare=prepare,
     reduce=reduce,
     resolve=resolve,
+    warm=warm,
 )

@@ -171,12 +171,13 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
         scorer = FakeScorer(backend) if is_fake_model(model) else \
             Scorer(backend, last_layer_at_scored=settings.last_layer == "scored")
         run_stats = RunStats()
+        overhead_tokens = batch_overhead_tokens(backend.device.type, model_width(backend))
         positions = shared.positions((json.dumps(identity, sort_keys=True), backend.kind, scorer.last_layer)) \
             if sharing else None
         with exact_float32(backend):  # fp32 means IEEE float32 on CUDA too (no TF32), as the references ran
             results = execute(spec, units, prepared, keys, resolved, scorer.run, batch_tokens=settings.batch_tokens,
                               cached=cached, commit=commit, progress=progress,
-                              overhead_tokens=batch_overhead_tokens(backend.device.type),
+                              overhead_tokens=overhead_tokens,
                               shared=positions, stats=run_stats)
         shared.rows_computed += run_stats.rows_computed
         shared.rows_reused += run_stats.rows_reused
@@ -193,6 +194,12 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
                              cache_dir=(Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None,
                              wall_time_s=time.perf_counter() - started)
     return ScoreSet(spec.name, records, provenance, stats)
+
+
+def model_width(backend: Any) -> int | None:
+    """The model's hidden size (``config.hidden_size``; GPT-2's ``n_embd`` maps to it), None if unknown."""
+    width = getattr(getattr(getattr(backend, "model", None), "config", None), "hidden_size", None)
+    return width if isinstance(width, int) and not isinstance(width, bool) else None
 
 
 def _check_items(spec: Method, items: list[Item]) -> None:
@@ -269,7 +276,7 @@ def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, A
         "run": {"created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "settings": settings.to_dict(),  # as requested; the keys below say what ran
                 "batch_tokens": settings.batch_tokens,
-                "batch_overhead_tokens": batch_overhead_tokens(backend.device.type),
+                "batch_overhead_tokens": batch_overhead_tokens(backend.device.type, model_width(backend)),
                 "last_layer": last_layer, "allocator": allocator,
                 "onednn_primitive_cache": onednn_cache,  # "0": off (scoring.memory), else the user's capacity
                 "execution": run_stats.to_dict() if run_stats is not None else None,  # rows run / reused, OOM halvings

@@ -86,6 +86,33 @@ def test_gpu_overhead_merges_lengths_into_fewer_batches(crows_items, models_dir)
     assert len(plans["cuda"]) < len(plans["cpu"]) / 2, (len(plans["cuda"]), len(plans["cpu"]))
 
 
+def test_a_narrow_model_runs_each_commit_group_as_one_batch(crows_items, models_dir, monkeypatch):
+    """A run of a narrow model (hidden size 64: a pass's fixed cost is ~9,000 tokens' work) runs fewer,
+    fuller batches than the same units at BERT-base's width, scores every row once, records the
+    overhead it planned with, and gives the same numbers up to float32 batch noise."""
+    from stereoset_eval.scoring import api, score_items
+    from stereoset_eval.scoring.requests import batch_overhead_tokens
+
+    model = str(models_dir / "tiny-bert")
+    narrow = score_items(crows_items[:80], model=model, method="crows-nangia", use_cache=False)
+    assert narrow.provenance["run"]["batch_overhead_tokens"] == batch_overhead_tokens("cpu", 64) == 9216
+    monkeypatch.setattr(api, "batch_overhead_tokens", lambda device, width=None: batch_overhead_tokens(device))
+    wide = score_items(crows_items[:80], model=model, method="crows-nangia", use_cache=False)  # as at BERT-base width
+    assert wide.provenance["run"]["batch_overhead_tokens"] == 64
+    n, w = narrow.provenance["run"]["execution"], wide.provenance["run"]["execution"]
+    assert n["rows_computed"] == w["rows_computed"] and n["batches"] < w["batches"] * 0.75, (n, w)
+    for a, b in zip(narrow.records, wide.records):
+        assert a.sentence_id == b.sentence_id and abs(a.extra["unrounded"] - b.extra["unrounded"]) < 1e-4
+
+
+def test_model_width_is_read_from_the_config(models_dir):
+    from stereoset_eval.scoring.api import model_width
+    from stereoset_eval.scoring.backends import load_backend
+
+    assert model_width(load_backend(str(models_dir / "tiny-gpt2"), kind="causal", device="cpu")) == 64  # n_embd
+    assert model_width(object()) is None
+
+
 def test_young_collection_only_after_enough_allocations(monkeypatch):
     """During a run the collector is paused; a young pass runs once enough objects were made, not per group."""
     import gc

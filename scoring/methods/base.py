@@ -10,6 +10,9 @@ A method is four small functions over one scorer interface:
    natural-log probabilities of its gathers;
 4. ``reduce(unit, prepared, outputs, options)`` — the method's number per sentence.
 
+An optional fifth, ``warm(units, tokenizer, options)``, encodes the texts ``prepare`` will encode
+in batched tokenizer calls first (speed only: ``prepare`` then reads them from the run's memo).
+
 Methods know tokenizers and texts, never torch.
 """
 

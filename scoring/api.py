@@ -190,7 +190,7 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
     stats = {"hits": hits, "computed": len(records) - hits}
     provenance = _provenance(spec, given, resolved, backend, items, records, stats, settings=settings,
                              last_layer=scorer.last_layer, allocator=allocator_in_effect, onednn_cache=onednn_cache,
-                             run_stats=run_stats,
+                             overhead_tokens=overhead_tokens, run_stats=run_stats,
                              cache_dir=(Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None,
                              wall_time_s=time.perf_counter() - started)
     return ScoreSet(spec.name, records, provenance, stats)
@@ -247,7 +247,7 @@ def _versions() -> dict[str, str]:
 
 def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, Any], backend: Any, items: list[Item],
                 records: list[SentenceScore], stats: Mapping[str, int], *, settings: RunSettings, last_layer: str,
-                allocator: str, cache_dir: Path | None, wall_time_s: float,
+                allocator: str, cache_dir: Path | None, wall_time_s: float, overhead_tokens: int,
                 run_stats: RunStats | None = None, onednn_cache: str | None = None) -> dict[str, Any]:
     import torch
 
@@ -276,7 +276,7 @@ def _provenance(spec: Method, given: Mapping[str, Any], resolved: Mapping[str, A
         "run": {"created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "settings": settings.to_dict(),  # as requested; the keys below say what ran
                 "batch_tokens": settings.batch_tokens,
-                "batch_overhead_tokens": batch_overhead_tokens(backend.device.type, model_width(backend)),
+                "batch_overhead_tokens": overhead_tokens,  # what the batches were planned with
                 "last_layer": last_layer, "allocator": allocator,
                 "onednn_primitive_cache": onednn_cache,  # "0": off (scoring.memory), else the user's capacity
                 "execution": run_stats.to_dict() if run_stats is not None else None,  # rows run / reused, OOM halvings

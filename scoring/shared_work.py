@@ -27,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
+from stereoset_eval.scoring.tokenization import DECODED
+
 PositionKey = tuple[Hashable, int, int]  # (BatchRow.key, position, target)
 
 
@@ -61,4 +63,4 @@ class SharedWork:
     def counts(self) -> dict[str, int]:
         """Counters for the provenance."""
         return {"rows_computed": self.rows_computed, "rows_reused": self.rows_reused,
-                "values_held": len(self._positions), "texts_encoded": sum(1 for key in self._encodings if key[1] != "decoded")}
+                "values_held": len(self._positions), "texts_encoded": sum(1 for key in self._encodings if key[1] != DECODED)}

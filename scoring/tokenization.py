@@ -16,6 +16,7 @@ from stereoset_eval.scoring.records import ScoringError
 
 # probe for lowercasing: words a cased vocabulary keeps cased and an uncased one folds
 _CASE_PROBE = "The Quick Brown Fox A I"
+DECODED = "decoded"  # the memo's key kind for decodes, ``(ids, DECODED)``: not an encoding (SharedWork counts those)
 
 
 @dataclass
@@ -132,8 +133,7 @@ class TokenizerView:
         return ids
 
     def _encode_words_direct(self, backend: Any, text: str) -> tuple[tuple[int, ...], tuple[int | None, ...], tuple[int, ...]]:
-        encoding = backend.encode(text, add_special_tokens=True)
-        out = (tuple(encoding.ids), tuple(encoding.word_ids), tuple(encoding.special_tokens_mask))
+        out = _with_words(backend.encode(text, add_special_tokens=True))
         if self._memo is not None:
             self._memo[(text, "words")] = out
         return out
@@ -158,8 +158,7 @@ class TokenizerView:
             return
         for text, encoding in zip(todo, backend.encode_batch(todo, add_special_tokens=special)):
             if special:
-                memo[(text, "words")] = (tuple(encoding.ids), tuple(encoding.word_ids),
-                                         tuple(encoding.special_tokens_mask))
+                memo[(text, "words")] = _with_words(encoding)
             else:
                 memo[(text, False)] = tuple(encoding.ids)
 
@@ -193,7 +192,7 @@ class TokenizerView:
         memo = self._memo
         if memo is None:
             return str(self.tokenizer.decode(list(ids)))
-        key = (tuple(ids), "decoded")
+        key = (tuple(ids), DECODED)
         if (text := memo.get(key)) is None:
             text = memo[key] = str(self.tokenizer.decode(list(ids)))
         return text
@@ -208,6 +207,11 @@ class TokenizerView:
             "byte_level_bpe": self.byte_level,
             "special_tokens": {a: getattr(tok, f"{a}_token", None) for a in ("bos", "eos", "cls", "sep", "pad", "mask", "unk")},
         }
+
+
+def _with_words(encoding: Any) -> tuple[tuple[int, ...], tuple[int | None, ...], tuple[int, ...]]:
+    """A Rust ``Encoding`` as the memo keeps it: ids, word ids, special-tokens mask."""
+    return tuple(encoding.ids), tuple(encoding.word_ids), tuple(encoding.special_tokens_mask)
 
 
 def _plain_fast_backend(tokenizer: Any) -> Any | None:

@@ -175,10 +175,11 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
         positions = shared.positions((json.dumps(identity, sort_keys=True), backend.kind, scorer.last_layer)) \
             if sharing else None
         with exact_float32(backend):  # fp32 means IEEE float32 on CUDA too (no TF32), as the references ran
-            results = execute(spec, units, prepared, keys, resolved, scorer.run, batch_tokens=settings.batch_tokens,
+            results = execute(spec, units, prepared, keys, resolved, scorer.launch, batch_tokens=settings.batch_tokens,
                               cached=cached, commit=commit, progress=progress,
                               overhead_tokens=overhead_tokens,
-                              shared=positions, stats=run_stats)
+                              shared=positions, stats=run_stats,
+                              overlap=scorer.asynchronous)  # CUDA: host work runs while the device computes
         shared.rows_computed += run_stats.rows_computed
         shared.rows_reused += run_stats.rows_reused
     finally:

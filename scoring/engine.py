@@ -6,6 +6,14 @@ padded batches under the budget, run, reduced by the method, and committed to th
 transaction. Groups depend only on the units and the budget, never on what is cached, so an
 interrupted run recomputes its unfinished group with exactly the same batches (identical
 numbers) and at most that one group.
+
+On a device whose launches return before it has finished (CUDA), groups overlap by one: group
+*k* is read back, reduced and committed once group *k+1*'s batches are queued behind it, so
+merging, reducing, cache writes and the next batches' tensors are made while the device
+computes (the issue-19 GPU runs were bound by that host work). With values shared across
+methods, *k* is read back before *k+1* looks for them, and reduced and committed after *k+1* is
+queued. Same batches, same values, same commits in the same order; only when the host waits
+changes.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from stereoset_eval.scoring.methods.base import Method, Prepared, UnitSpec
 from stereoset_eval.scoring.records import SentenceResult
@@ -21,23 +29,32 @@ from stereoset_eval.scoring.requests import (
     BATCH_OVERHEAD_TOKENS, BatchRow, merge_requests, plan_batches, plan_groups,
 )
 
-RunBatch = Callable[[Sequence[Any]], list[list[float]]]
+LaunchBatch = Callable[[Sequence[BatchRow]], "Launched"]  # a scorer's ``launch``
 Commit = Callable[[dict[str, list[SentenceResult]]], None]  # key -> results (the cache stores to_json())
+
+
+class Launched(Protocol):
+    """A queued batch (:meth:`~stereoset_eval.scoring.scorers.Scorer.launch`): ``result()`` gives,
+    per row, the log-probabilities of its gathers."""
+
+    def result(self) -> list[list[float]]: ...
 
 
 @dataclass
 class RunStats:
-    """What :func:`execute` did (for the provenance): forward rows run and reused, and every
-    out-of-memory halving as ``(rows before, rows after)``."""
+    """What :func:`execute` did (for the provenance): forward rows run and reused, every
+    out-of-memory halving as ``(rows before, rows after)``, and whether each commit group's
+    host work overlapped the next group's forward passes (``overlap``)."""
 
     rows_computed: int = 0
     rows_reused: int = 0
     batches: int = 0
     oom_halvings: list[tuple[int, int]] = field(default_factory=list)
+    overlap: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"rows_computed": self.rows_computed, "rows_reused": self.rows_reused, "batches": self.batches,
-                "oom_halvings": [list(h) for h in self.oom_halvings]}
+                "oom_halvings": [list(h) for h in self.oom_halvings], "overlap": self.overlap}
 
 
 def out_of_memory_errors() -> tuple[type[BaseException], ...]:
@@ -52,20 +69,20 @@ def out_of_memory_errors() -> tuple[type[BaseException], ...]:
     return tuple(kinds)
 
 
-def run_halving(run_batch: RunBatch, batch: Sequence[BatchRow], stats: RunStats,
-                oom: tuple[type[BaseException], ...]) -> list[list[float]]:
-    """``run_batch(batch)``; on an out-of-memory error, the two halves one after the other (and so
-    on down to single rows, which re-raise). Each halving is recorded in ``stats``; the numbers
-    differ from one batch by float32 batch noise only."""
+def launch_halving(launch: LaunchBatch, batch: Sequence[BatchRow], stats: RunStats,
+                   oom: tuple[type[BaseException], ...]) -> list[tuple[Sequence[BatchRow], Launched]]:
+    """``[(batch, launch(batch))]``; on an out-of-memory error, the two halves one after the other
+    (and so on down to single rows, which re-raise). Each halving is recorded in ``stats``; the
+    numbers differ from one batch by float32 batch noise only."""
     try:
-        return run_batch(batch)
+        return [(batch, launch(batch))]
     except oom:
         if len(batch) < 2:
             raise
     _free_device_cache()
     half = (len(batch) + 1) // 2
     stats.oom_halvings.append((len(batch), half))
-    return run_halving(run_batch, batch[:half], stats, oom) + run_halving(run_batch, batch[half:], stats, oom)
+    return launch_halving(launch, batch[:half], stats, oom) + launch_halving(launch, batch[half:], stats, oom)
 
 
 def _free_device_cache() -> None:
@@ -103,18 +120,31 @@ def _collect_young() -> None:
         gc.collect(1)
 
 
+@dataclass
+class _Group:
+    """One commit group on its way: its units, the values read so far (input key -> gather ->
+    log p) and its launched batches (emptied once read back)."""
+
+    todo: list[int]
+    values: dict[Any, dict[tuple[int, int], float]] = field(default_factory=dict)
+    launched: list[tuple[Sequence[BatchRow], Launched]] = field(default_factory=list)
+
+
 def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepared], keys: Sequence[str],
-            options: Mapping[str, Any], run_batch: RunBatch, *, batch_tokens: int,
+            options: Mapping[str, Any], launch_batch: LaunchBatch, *, batch_tokens: int,
             cached: Mapping[str, list[Mapping[str, Any]]], commit: Commit | None = None,
             progress: bool = False, overhead_tokens: int = BATCH_OVERHEAD_TOKENS,
-            shared: dict[Any, float] | None = None, stats: RunStats | None = None) -> list[list[SentenceResult]]:
+            shared: dict[Any, float] | None = None, stats: RunStats | None = None,
+            overlap: bool = False) -> list[list[SentenceResult]]:
     """Results for every unit (cached or computed), in unit order.
 
     Args:
-        run_batch: runs one list of :class:`~stereoset_eval.scoring.requests.BatchRow` (a scorer's ``run``).
+        launch_batch: queues one list of :class:`~stereoset_eval.scoring.requests.BatchRow` (a
+            scorer's ``launch``) and returns a handle whose ``result()`` gives per row the
+            log-probabilities of its gathers.
         cached: key -> cached unit results as the cache stores them (lists of
             :meth:`SentenceResult.to_json` objects); these units are not recomputed.
-        commit: called once per computed group with its key -> results.
+        commit: called once per computed group with its key -> results, in group order.
         progress: show a tqdm bar counting sentences (with sentences/s).
         overhead_tokens: the fixed cost of a forward pass in tokens, for
             :func:`~stereoset_eval.scoring.requests.plan_batches` (batch composition only: numbers move by
@@ -123,49 +153,96 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             the same model and scorer path (:class:`~stereoset_eval.scoring.shared_work.SharedWork`):
             a row whose every gather is there is not run again; computed values are added.
         stats: filled with what ran (:class:`RunStats`).
+        overlap: for a device whose launches return before it has finished (CUDA): a group is
+            read back, reduced and committed only after the next group's batches are queued behind
+            it (with ``shared``, read back before the next group looks there, then reduced and
+            committed after it is queued), so that host work runs while the device computes. The
+            batches, the values and the commits (and their order) are the same as without it; an
+            interruption loses at most the group being launched, as without it (every group
+            launched in full is read back and committed before the error propagates).
     """
     stats = stats if stats is not None else RunStats()
+    stats.overlap = overlap
     oom = out_of_memory_errors()
     results: list[list[SentenceResult] | None] = [
         [SentenceResult.from_json(d) for d in cached[k]] if k in cached else None for k in keys]
     n_sentences = sum(len(u.sentence_ids) for u in units)
     done = sum(len(u.sentence_ids) for u, r in zip(units, results) if r is not None)
     bar = _progress_bar(n_sentences, done, method.name) if progress else None
+
+    def finish(group: _Group) -> None:
+        """Reduce the group's units, commit them, and advance the bar."""
+        fresh: dict[str, list[SentenceResult]] = {}
+        values = group.values
+        for i in group.todo:
+            outputs = [[values[r.key][g] for g in r.gather] for r in prepared[i].requests]
+            # through JSON, so a computed result equals the same result read from the cache
+            result = SentenceResult.through_json(method.reduce(units[i], prepared[i], outputs, options))
+            results[i] = fresh[keys[i]] = result
+        if commit is not None:
+            commit(fresh)
+        _collect_young()
+        if bar is not None:
+            bar.update(sum(len(units[i].sentence_ids) for i in group.todo))
+
+    read_back: _Group | None = None  # values on the host, not yet reduced and committed
+    in_flight: _Group | None = None  # launched, not yet read back
     try:
         with collector_paused():
-            for group in plan_groups([p.requests for p in prepared], batch_tokens):
-                todo = [i for i in group if results[i] is None]
+            for plan in plan_groups([p.requests for p in prepared], batch_tokens):
+                todo = [i for i in plan if results[i] is None]
                 if not todo:
                     continue
                 rows = merge_requests(r for i in todo for r in prepared[i].requests)
-                values: dict[Any, dict[tuple[int, int], float]] = {}
+                if in_flight is not None and shared is not None:  # its values first: this group looks there
+                    read_back, in_flight = _read(in_flight, shared), None
+                group = _Group(todo)
                 if shared is not None:
-                    rows = _reuse(rows, shared, values, stats)
+                    rows = _reuse(rows, shared, group.values, stats)
                 for batch in plan_batches(rows, batch_tokens, overhead_tokens=overhead_tokens):
-                    outs = run_halving(run_batch, batch, stats, oom)
+                    group.launched += launch_halving(launch_batch, batch, stats, oom)
                     stats.batches += 1
                     stats.rows_computed += len(batch)
-                    for row, out in zip(batch, outs):
-                        got = values[row.key] = dict(zip(row.gather, out))
-                        if shared is not None:
-                            for (pos, target), value in got.items():
-                                shared[(row.key, pos, target)] = value
-                fresh: dict[str, list[SentenceResult]] = {}
-                for i in todo:
-                    outputs = [[values[r.key][g] for g in r.gather] for r in prepared[i].requests]
-                    # through JSON, so a computed result equals the same result read from the cache
-                    result = SentenceResult.through_json(method.reduce(units[i], prepared[i], outputs, options))
-                    results[i] = fresh[keys[i]] = result
-                if commit is not None:
-                    commit(fresh)
-                _collect_young()
-                if bar is not None:
-                    bar.update(sum(len(units[i].sentence_ids) for i in todo))
+                if in_flight is not None:  # nothing shared: read back once this group is queued behind it
+                    read_back, in_flight = _read(in_flight, shared), None
+                if overlap:
+                    in_flight = group
+                else:
+                    read_back = _read(group, shared)
+                if read_back is not None:
+                    finish(read_back)
+                    read_back = None
+            if in_flight is not None:
+                read_back, in_flight = _read(in_flight, shared), None
+                finish(read_back)
+                read_back = None
+    except BaseException:
+        # every group launched in full before the failure is committed, so a rerun reads it
+        with contextlib.suppress(Exception):
+            if read_back is not None:
+                finish(read_back)
+            if in_flight is not None:
+                finish(_read(in_flight, shared))
+        raise
     finally:
         if bar is not None:
             bar.close()
     assert all(r is not None for r in results)
     return results  # type: ignore[return-value]
+
+
+def _read(group: _Group, shared: dict[Any, float] | None) -> _Group:
+    """Bring the group's launched batches to the host (``values``, and ``shared`` when given)."""
+    values = group.values
+    for batch, launched in group.launched:
+        for row, out in zip(batch, launched.result()):
+            got = values[row.key] = dict(zip(row.gather, out))
+            if shared is not None:
+                key = row.key
+                for (pos, target), value in got.items():
+                    shared[(key, pos, target)] = value
+    group.launched = []
+    return group
 
 
 def _reuse(rows: list[BatchRow], shared: Mapping[Any, float], values: dict[Any, dict[tuple[int, int], float]],

@@ -38,7 +38,7 @@ from typing import Any, Sequence
 from stereoset_eval.scoring.backends import Backend, resolve_dtype
 from stereoset_eval.scoring.model_info import fake_kind
 from stereoset_eval.scoring.records import ScoringError
-from stereoset_eval.scoring.requests import BatchRow
+from stereoset_eval.scoring.requests import BatchRow, Done
 from stereoset_eval.scoring.tokenization import TokenizerView
 
 FAKE_VERSION = "stereoset-eval fake model v1"
@@ -69,8 +69,13 @@ class FakeScorer:
 
     last_layer = "all positions"  # there is no network, so no restricted last layer either
 
+    asynchronous = False  # computed on the host, at once
+
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
+
+    def launch(self, rows: Sequence[BatchRow]) -> Done:
+        return Done(self.run(rows))
 
     def run(self, rows: Sequence[BatchRow]) -> list[list[float]]:
         kind = self.backend.kind

@@ -58,6 +58,24 @@ class BatchRow:
         return (self.input_ids, self.token_type_ids)
 
 
+class Done:
+    """A batch's values already on the host: what a scorer's ``launch`` returns when its device
+    runs synchronously (CPU, the fake model, next-sentence heads); see
+    :meth:`~stereoset_eval.scoring.scorers.Scorer.launch`.
+
+    >>> Done([[-1.5], [-0.5, -2.0]]).result()
+    [[-1.5], [-0.5, -2.0]]
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: list[list[float]]) -> None:
+        self._values = values
+
+    def result(self) -> list[list[float]]:
+        return self._values
+
+
 def merge_requests(requests: Iterable[Request]) -> list[BatchRow]:
     """Merge requests with identical inputs; each row gathers the union of their pairs.
 

@@ -2,7 +2,10 @@
 
 One interface for every model kind: :meth:`Scorer.run` takes deduplicated
 :class:`~stereoset_eval.scoring.requests.BatchRow` objects (right-padded into one batch with an attention
-mask) and returns, per row, the log-probabilities of its ``(position, target)`` gathers:
+mask) and returns, per row, the log-probabilities of its ``(position, target)`` gathers;
+:meth:`Scorer.launch` queues the same work and returns a handle whose ``result()`` brings the
+values to the host (on CUDA the only wait for the device, so the engine can prepare and queue
+the next commit group first):
 
 * masked / causal LMs: ``log_softmax(logits[position])[target]``, computed in float32 from
   the head applied to the gathered positions only (in chunks, so a 128k vocabulary never
@@ -19,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from stereoset_eval.scoring.backends import Backend
-from stereoset_eval.scoring.requests import BatchRow, gather_index, one_pair_per_row
+from stereoset_eval.scoring.requests import BatchRow, Done, gather_index, one_pair_per_row
 
 HEAD_CHUNK = 1024  # gathered positions per head application
 
@@ -88,21 +91,36 @@ class Scorer:
             return tensor.pin_memory().to(dev, non_blocking=True)
         return tensor
 
+    @property
+    def asynchronous(self) -> bool:
+        """True if :meth:`launch` returns before the device has finished (CUDA): only then can
+        host work overlap the forward passes."""
+        return self.backend.device.type == "cuda"
+
     def run(self, rows: Sequence[BatchRow]) -> list[list[float]]:
         """Per row, the log-probabilities of ``row.gather`` in order."""
+        return self.launch(rows).result()
+
+    def launch(self, rows: Sequence[BatchRow]) -> "Done | Launched":
+        """Queue the batch's forward pass; ``result()`` of the handle gives what :meth:`run` returns.
+
+        For language models the values stay on the device until ``result()`` (one copy per batch,
+        the batch's only synchronisation); next-sentence heads are read at once.
+        """
         if not rows:
-            return []
+            return Done([])
         with self.torch.inference_mode():
             if self.backend.kind == "nsp":
-                return self._run_nsp(rows)
-            return self._run_lm(rows)
+                return Done(self._run_nsp(rows))
+            return Launched(self._run_lm(rows), rows)
 
     def _run_nsp(self, rows: Sequence[BatchRow]) -> list[list[float]]:
         logits = self.backend.model(**self._inputs(rows)).logits.float()
         logp = self.torch.log_softmax(logits, dim=-1).cpu()
         return [[float(logp[b, target]) for _, target in row.gather] for b, row in enumerate(rows)]
 
-    def _run_lm(self, rows: Sequence[BatchRow]) -> list[list[float]]:
+    def _run_lm(self, rows: Sequence[BatchRow]) -> Any:
+        """Every row's gathers, in row order, as one float32 tensor on the device."""
         torch = self.torch
         import numpy as np
 
@@ -122,8 +140,7 @@ class Scorer:
             pairs, targets = pairs.to(hidden.device), targets.to(hidden.device)
         if len(pair_index) <= HEAD_CHUNK:  # one head application (the common case): no selection masks
             logits = (head(hidden) if head is not None else hidden).float()
-            values = logits[pairs, targets] - torch.logsumexp(logits, dim=-1)[pairs]
-            return _split(values.cpu().tolist(), rows)
+            return logits[pairs, targets] - torch.logsumexp(logits, dim=-1)[pairs]
         values = torch.empty(len(g_pair), dtype=torch.float32, device=hidden.device)
         for start in range(0, len(pair_index), HEAD_CHUNK):
             stop = min(start + HEAD_CHUNK, len(pair_index))
@@ -133,7 +150,20 @@ class Scorer:
             sel = (pairs >= start) & (pairs < stop)
             local = pairs[sel] - start
             values[sel] = logits[local, targets[sel]] - lse[local]
-        return _split(values.cpu().tolist(), rows)
+        return values
+
+
+class Launched:
+    """A language-model batch whose values are still on the device (:meth:`Scorer.launch`)."""
+
+    __slots__ = ("_values", "_rows")
+
+    def __init__(self, values: Any, rows: Sequence[BatchRow]) -> None:
+        self._values, self._rows = values, rows
+
+    def result(self) -> list[list[float]]:
+        """Per row, its gathers' log-probabilities (copies the values to the host: on CUDA this waits)."""
+        return _split(self._values.cpu().tolist(), self._rows)
 
 
 def _split(flat: list[float], rows: Sequence[BatchRow]) -> list[list[float]]:

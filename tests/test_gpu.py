@@ -111,3 +111,20 @@ def test_tf32_switched_on_by_the_user_does_not_change_fp32_scores(items, models_
     finally:
         torch.backends.cuda.matmul.allow_tf32 = False
     assert max(abs(before[k] - after[k]) for k in before) <= 1e-5
+
+
+@pytest.mark.parametrize("method", ["pll", "stereoset-mlm"])
+def test_cuda_runs_overlap_groups_and_match_a_sequential_cuda_run(items, models_dir: Path, method: str,
+                                                                 monkeypatch) -> None:
+    """On CUDA the engine overlaps commit groups (``run.execution.overlap``); the same batches run
+    as without it, so the values equal a sequential CUDA run's (forced here) bit for bit."""
+    from stereoset_eval.scoring.scorers import Scorer
+
+    data = items["crows" if method == "pll" else "intra"]
+    overlapped = _score(data, models_dir, "tiny-bert", method, device="cuda", batch_tokens=1024)
+    assert overlapped.provenance["run"]["execution"]["overlap"] is True
+    assert overlapped.provenance["run"]["execution"]["batches"] > 2
+    monkeypatch.setattr(Scorer, "asynchronous", False)
+    sequential = _score(data, models_dir, "tiny-bert", method, device="cuda", batch_tokens=1024)
+    assert sequential.provenance["run"]["execution"]["overlap"] is False
+    assert _values(overlapped) == _values(sequential)

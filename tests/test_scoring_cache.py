@@ -70,31 +70,35 @@ def test_cache_uses_wal_and_records_what_it_holds(pairs, models_dir, tmp_path):
     assert rows[0][0].endswith("tiny-bert")
 
 
+@pytest.mark.parametrize("overlap", [False, True], ids=["sequential", "overlapped"])
 @pytest.mark.parametrize("method, model, which", [("crows-nangia", "tiny-bert", "pairs"),
                                                    ("stereoset-mlm", "tiny-roberta", "intra")])
-def test_interrupted_run_resumes_to_identical_results(method, model, which, pairs, intra, models_dir, tmp_path,
-                                                      monkeypatch):
+def test_interrupted_run_resumes_to_identical_results(method, model, which, overlap, pairs, intra, models_dir,
+                                                      tmp_path, monkeypatch):
+    """Also with groups overlapped as on CUDA (``overlap``, forced here on the CPU scorer): the
+    group read back before the interruption is committed, the rerun is bit-identical."""
     from stereoset_eval.scoring.scorers import Scorer
 
+    monkeypatch.setattr(Scorer, "asynchronous", overlap)
     items = {"pairs": pairs[1:6], "intra": intra}[which]
     budget = 96  # small batches: several forward passes per group, several groups
     calls = {"n": 0, "crash_at": None}
-    real_run = Scorer.run
+    real_launch = Scorer.launch
 
-    def counting_run(self, rows):
+    def counting_launch(self, rows):
         calls["n"] += 1
         if calls["n"] == calls["crash_at"]:
             raise KeyboardInterrupt("simulated kill in the middle of a run")
-        return real_run(self, rows)
+        return real_launch(self, rows)
 
-    monkeypatch.setattr(Scorer, "run", counting_run)
+    monkeypatch.setattr(Scorer, "launch", counting_launch)
     reference = _score(items, models_dir, model, method, tmp_path / "fresh", batch_tokens=budget)
     calls.update(n=0, crash_at=calls["n"] // 2 + 1)  # half-way through the forward passes
     assert calls["crash_at"] > 2
 
     with pytest.raises(KeyboardInterrupt):
         _score(items, models_dir, model, method, tmp_path / "resume", batch_tokens=budget)
-    monkeypatch.setattr(Scorer, "run", real_run)
+    monkeypatch.setattr(Scorer, "launch", real_launch)
     committed = sqlite3.connect(tmp_path / "resume" / "scores.sqlite3").execute("SELECT COUNT(*) FROM results").fetchone()[0]
     assert 0 < committed < len(reference.records)
 
@@ -103,6 +107,7 @@ def test_interrupted_run_resumes_to_identical_results(method, model, which, pair
     assert resumed.cache_stats["hits"] == committed * per_unit
     assert resumed.cache_stats["computed"] == len(reference.records) - committed * per_unit
     _same(reference, resumed)  # bit-identical: the unfinished group is recomputed with the same batches
+    assert resumed.provenance["run"]["execution"]["overlap"] is overlap
 
 
 _OPEN_FRESH = """

@@ -134,7 +134,7 @@ def test_out_of_memory_halves_the_batch_and_retries(models_dir, crows_items, mon
     items = crows_items[:10]
     plain = _score(items, model, "pll")
     assert plain.provenance["run"]["execution"]["oom_halvings"] == []
-    real_run = scorers.Scorer.run
+    real_launch = scorers.Scorer.launch
     refused: list[int] = []
     ran: list[int] = []
 
@@ -143,9 +143,9 @@ def test_out_of_memory_halves_the_batch_and_retries(models_dir, crows_items, mon
             refused.append(len(rows))
             raise _oom_error()("CUDA out of memory. Tried to allocate 2.00 GiB (injected)")
         ran.append(len(rows))
-        return real_run(self, rows)
+        return real_launch(self, rows)
 
-    monkeypatch.setattr(scorers.Scorer, "run", run_or_oom)
+    monkeypatch.setattr(scorers.Scorer, "launch", run_or_oom)
     halved = _score(items, model, "pll")
     halvings = halved.provenance["run"]["execution"]["oom_halvings"]
     assert halvings and all(after == (before + 1) // 2 for before, after in halvings)
@@ -161,7 +161,7 @@ def test_out_of_memory_on_a_single_row_is_raised(models_dir, crows_items, monkey
     def always_oom(self, rows):
         raise _oom_error()("out of memory (injected)")
 
-    monkeypatch.setattr(scorers.Scorer, "run", always_oom)
+    monkeypatch.setattr(scorers.Scorer, "launch", always_oom)
     with pytest.raises(_oom_error()):
         _score(crows_items[:2], models_dir / "tiny-bert", "pll")
 

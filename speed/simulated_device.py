@@ -57,12 +57,14 @@ def simulated_scorer(per_token_s: float, overlap: bool) -> type:
     return SimulatedScorer
 
 
-def measure(model: Path, method: str, dataset: str, data_dir: Path, device_s: float, rounds: int) -> dict[str, Any]:
-    """Median wall seconds with the overlap off and on, the device's share fixed at ``device_s``."""
+def measure(model: Path, method: str, dataset: str, data_dir: Path, device_s: float, rounds: int,
+            n_items: int | None = None) -> dict[str, Any]:
+    """Median wall seconds with the overlap off and on, the device's share fixed at ``device_s``
+    (the first ``n_items`` items of ``dataset``; all of them if None)."""
     from stereoset_eval.scoring import scorers
     from stereoset_eval.scoring.api import score_items
 
-    items = load_slice(data_dir, dataset, None)
+    items = load_slice(data_dir, dataset, n_items)
     real = scorers.Scorer
     walls: dict[bool, list[float]] = {False: [], True: []}
     try:
@@ -81,7 +83,7 @@ def measure(model: Path, method: str, dataset: str, data_dir: Path, device_s: fl
     finally:
         scorers.Scorer = real
     off, on = statistics.median(walls[False]), statistics.median(walls[True])
-    return {"model": model.name, "method": method, "dataset": dataset, "device_s": device_s,
+    return {"model": model.name, "method": method, "dataset": dataset, "n_items": len(items), "device_s": device_s,
             "sequential_s": round(off, 3), "overlapped_s": round(on, 3), "hidden_s": round(off - on, 3)}
 
 
@@ -94,11 +96,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--dataset", default=None, help="crows-pairs or stereoset-intra (default: the method's)")
     parser.add_argument("--device-s", type=float, default=1.0, help="simulated device seconds for the whole run")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--items", type=int, default=None, help="the first N items (default: the whole dataset)")
     args = parser.parse_args(argv)
     shared = shared_dir()
     dataset = args.dataset or ("stereoset-intra" if args.method.startswith("stereoset") else "crows-pairs")
     row = measure(shared / "fixtures" / "models" / args.model, args.method, dataset, shared / "data",
-                  args.device_s, args.rounds)
+                  args.device_s, args.rounds, args.items)
     print(f"{row['model']} {row['method']} on {row['dataset']}, simulated device {row['device_s']:.2f} s: "
           f"sequential {row['sequential_s']:.3f} s, overlapped {row['overlapped_s']:.3f} s "
           f"({row['hidden_s']:.3f} s of host work hidden)")

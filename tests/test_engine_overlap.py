@@ -165,3 +165,13 @@ def test_a_later_group_reuses_an_input_an_earlier_group_computed(overlap):
     assert sorted(launched) == [(1, 2), (3, 4), (5, 6)]  # A's input ran once
     assert (stats.rows_computed, stats.rows_reused) == (3, 1)
     assert [r[0].score for r in results] == [-1.0, -3.0, -5.0, -1.0]
+
+
+def test_the_simulated_device_measurement_runs_both_orders(shared_dir):
+    """``speed/simulated_device.py`` (the overlap's figures in speed/README.md): both orders run,
+    each with its ``run.execution.overlap`` (checked inside), on a few real pairs."""
+    from speed.simulated_device import measure
+
+    row = measure(shared_dir / "fixtures" / "models" / "tiny-bert", "pll", "crows-pairs", shared_dir / "data",
+                  device_s=0.05, rounds=1, n_items=8)
+    assert row["n_items"] == 8 and row["sequential_s"] > 0.05 and row["overlapped_s"] > 0.05

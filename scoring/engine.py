@@ -236,9 +236,9 @@ def _read(group: _Group, shared: dict[Any, float] | None) -> _Group:
     values = group.values
     for batch, launched in group.launched:
         for row, out in zip(batch, launched.result()):
-            got = values[row.key] = dict(zip(row.gather, out))
+            key = row.key
+            got = values[key] = dict(zip(row.gather, out))
             if shared is not None:
-                key = row.key
                 for (pos, target), value in got.items():
                     shared[(key, pos, target)] = value
     group.launched = []

@@ -65,7 +65,8 @@ def fake_logprob(kind: str, input_ids: Sequence[int], token_type_ids: Sequence[i
 
 
 class FakeScorer:
-    """Stands in for :class:`~stereoset_eval.scoring.scorers.Scorer`: rows in, gathered log-probabilities out."""
+    """Stands in for :class:`~stereoset_eval.scoring.scorers.Scorer`: rows in, gathered log-probabilities out
+    (``launch`` computes them at once)."""
 
     last_layer = "all positions"  # there is no network, so no restricted last layer either
 

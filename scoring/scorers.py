@@ -1,11 +1,10 @@
 """Batched forward passes: padded inputs in, gathered natural-log probabilities out.
 
-One interface for every model kind: :meth:`Scorer.run` takes deduplicated
+One interface for every model kind: :meth:`Scorer.launch` takes deduplicated
 :class:`~stereoset_eval.scoring.requests.BatchRow` objects (right-padded into one batch with an attention
-mask) and returns, per row, the log-probabilities of its ``(position, target)`` gathers;
-:meth:`Scorer.launch` queues the same work and returns a handle whose ``result()`` brings the
-values to the host (on CUDA the only wait for the device, so the engine can prepare and queue
-the next commit group first):
+mask), queues their forward pass and returns a handle whose ``result()`` gives, per row, the
+log-probabilities of its ``(position, target)`` gathers (on CUDA the batch's only wait for the
+device, so the engine can prepare and queue the next commit group first):
 
 * masked / causal LMs: ``log_softmax(logits[position])[target]``, computed in float32 from
   the head applied to the gathered positions only (in chunks, so a 128k vocabulary never
@@ -97,12 +96,9 @@ class Scorer:
         host work overlap the forward passes."""
         return self.backend.device.type == "cuda"
 
-    def run(self, rows: Sequence[BatchRow]) -> list[list[float]]:
-        """Per row, the log-probabilities of ``row.gather`` in order."""
-        return self.launch(rows).result()
-
-    def launch(self, rows: Sequence[BatchRow]) -> "Done | Launched":
-        """Queue the batch's forward pass; ``result()`` of the handle gives what :meth:`run` returns.
+    def launch(self, rows: Sequence[BatchRow]) -> "Done | OnDevice":
+        """Queue the batch's forward pass; ``result()`` of the handle gives, per row, the
+        log-probabilities of ``row.gather`` in order.
 
         For language models the values stay on the device until ``result()`` (one copy per batch,
         the batch's only synchronisation); next-sentence heads are read at once.
@@ -112,7 +108,7 @@ class Scorer:
         with self.torch.inference_mode():
             if self.backend.kind == "nsp":
                 return Done(self._run_nsp(rows))
-            return Launched(self._run_lm(rows), rows)
+            return OnDevice(self._run_lm(rows), rows)
 
     def _run_nsp(self, rows: Sequence[BatchRow]) -> list[list[float]]:
         logits = self.backend.model(**self._inputs(rows)).logits.float()
@@ -153,7 +149,7 @@ class Scorer:
         return values
 
 
-class Launched:
+class OnDevice:
     """A language-model batch whose values are still on the device (:meth:`Scorer.launch`)."""
 
     __slots__ = ("_values", "_rows")

@@ -138,7 +138,7 @@ class TokenizerView:
             self._memo[(text, "words")] = out
         return out
 
-    def encode_many(self, texts: Iterable[str], *, special: bool) -> None:
+    def encode_many(self, texts: Iterable[str], *, special: bool, with_words: bool | None = None) -> None:
         """Encode, in one batched call, every text of ``texts`` the memo does not hold yet.
 
         What :meth:`encode` (``special=False``) or :meth:`encode_with_words` (``special=True``,
@@ -147,20 +147,30 @@ class TokenizerView:
         ``tests/test_tokenization_direct.py`` checks it), at 60 % of the time of one call per text
         (8,384 StereoSet texts on 2 cores: one Python call instead of thousands, spread over the
         cores). Outside :meth:`memoized`, or for a tokenizer without the direct path, this does nothing.
+
+        ``with_words=False`` (with ``special=True``): only ``encode(..., special=True)`` will be
+        asked, so only ids are kept. Texts kept as ids only are encoded with the Rust
+        ``encode_batch_fast``, which skips the character offsets that word ids need: the same ids,
+        15-20 % faster (StereoSet's 9,186 / 14,683 masked contexts, tiny-bert / tiny-roberta).
         """
         memo = self._memo
         backend = self.direct_backend() if memo is not None else None
         if memo is None or backend is None:
             return
-        kind: Any = "words" if special else False
+        words = special if with_words is None else with_words
+        if words and not special:
+            raise ValueError("word ids come with special tokens only (encode_with_words)")
+        kind: Any = "words" if words else special
         todo = list(dict.fromkeys(t for t in texts if (t, kind) not in memo))
         if not todo:
             return
-        for text, encoding in zip(todo, backend.encode_batch(todo, add_special_tokens=special)):
-            if special:
+        if words:
+            for text, encoding in zip(todo, backend.encode_batch(todo, add_special_tokens=True)):
                 memo[(text, "words")] = _with_words(encoding)
-            else:
-                memo[(text, False)] = tuple(encoding.ids)
+            return
+        batch = getattr(backend, "encode_batch_fast", backend.encode_batch)  # tokenizers < 0.21 has no fast variant
+        for text, encoding in zip(todo, batch(todo, add_special_tokens=special)):
+            memo[(text, special)] = tuple(encoding.ids)
 
     def encode_with_words(self, text: str) -> tuple[list[int], list[int | None], list[int]]:
         """Ids with special tokens, ``word_ids()`` and the special-tokens mask of ``text``."""

@@ -39,24 +39,28 @@ def test_direct_path_equals_transformers(models_dir, texts, model):
 
 @pytest.mark.parametrize("model", sorted(KINDS))
 def test_batched_encoding_equals_transformers(models_dir, texts, model):
-    """``encode_many`` (one ``encode_batch`` call) fills the memo with what transformers gives per text."""
+    """``encode_many`` (one ``encode_batch`` / ``encode_batch_fast`` call) fills the memo with what
+    transformers gives per text: ids with word ids, ids with special tokens only, ids without."""
     view = load_backend(str(models_dir / model), kind=KINDS[model], device="cpu").tokenizer
     tok = view.tokenizer
-    for special in (True, False):
+    for special, with_words in ((True, True), (True, False), (False, False)):
         memo: dict = {}
         with view.memoized(memo):
-            view.encode_many(texts, special=special)
+            view.encode_many(texts, special=special, with_words=with_words)
             assert len(memo) == len(set(texts))  # every text, once, before any single encode
-            kind = "words" if special else False
+            kind = "words" if with_words else special
             for text in texts:
                 got = memo[(text, kind)]
-                if special:
+                if with_words:
                     enc = tok(text, return_special_tokens_mask=True)
                     assert got == (tuple(enc["input_ids"]), tuple(enc.word_ids()), tuple(enc["special_tokens_mask"])), text
                     assert view.encode(text, special=True) == list(enc["input_ids"])  # served from the memo
-                else:
-                    assert list(got) == list(tok.encode(text, add_special_tokens=False)), text
+                else:  # ids only: the Rust encode_batch_fast (no offsets)
+                    assert list(got) == list(tok.encode(text, add_special_tokens=special)), text
+                    assert view.encode(text, special=special) == list(got)  # served from the memo
             assert len(memo) == len(set(texts))  # nothing encoded again
+    with pytest.raises(ValueError, match="word ids come with special tokens"), view.memoized({}):
+        view.encode_many(texts[:1], special=False, with_words=True)
 
 
 def test_batched_encoding_without_a_memo_or_direct_path_does_nothing(models_dir):

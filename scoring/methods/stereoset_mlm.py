@@ -94,7 +94,7 @@ def warm(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, An
     for context, text in words:
         word_ids = tok.encode(text, special=False)
         masked += [context.replace("BLANK", tok.decode(word_ids[:i]) + mask_token) for i in range(len(word_ids))]
-    tok.encode_many(masked, special=True)
+    tok.encode_many(masked, special=True, with_words=False)  # prepare asks for their ids only
 
 
 def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> Prepared:

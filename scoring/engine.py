@@ -14,19 +14,27 @@ computes (the issue-19 GPU runs were bound by that host work). With values share
 methods, *k* is read back before *k+1* looks for them, and reduced and committed after *k+1* is
 queued. Same batches, same values, same commits in the same order; only when the host waits
 changes.
+
+With values shared across methods, a group that reuse left with only a few rows to run (under half
+a budget) waits for the next such groups, and they run together in batches of about one budget:
+a method that follows another on the same sentences (``pll-word-l2r`` after ``pll``) has a few
+new rows in every group, and one small batch per group cost more in fixed per-pass overhead than
+its rows (issue 19: tiny-bert ``pll-word-l2r`` after ``pll`` over CrowS-Pairs ran 15,651 rows in
+201 batches). Each group is still reduced and committed on its own, in group order.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from stereoset_eval.scoring.methods.base import Method, Prepared, UnitSpec
 from stereoset_eval.scoring.records import SentenceResult
 from stereoset_eval.scoring.requests import (
-    BATCH_OVERHEAD_TOKENS, BatchRow, merge_requests, plan_batches, plan_groups,
+    BATCH_OVERHEAD_TOKENS, BatchRow, InputKey, merge_requests, padded_cost, plan_batches, plan_groups,
 )
 
 LaunchBatch = Callable[[Sequence[BatchRow]], "Launched"]  # a scorer's ``launch``
@@ -123,11 +131,46 @@ def _collect_young() -> None:
 @dataclass
 class _Group:
     """One commit group on its way: its units, the values read so far (input key -> gather ->
-    log p) and its launched batches (emptied once read back)."""
+    log p) and the keys of its rows that run in a batch (the others were reused)."""
 
     todo: list[int]
     values: dict[Any, dict[tuple[int, int], float]] = field(default_factory=dict)
+    to_run: list[InputKey] = field(default_factory=list)
+
+
+@dataclass
+class _Launch:
+    """Groups whose rows run in the same batches and those batches once launched (emptied once
+    read back): one group and its rows (:meth:`of`), or small groups collected by :meth:`add`."""
+
+    groups: list[_Group] = field(default_factory=list)
+    row_list: list[BatchRow] | None = None  # one group's rows, as merged
+    merged: dict[InputKey, dict[tuple[int, int], None]] = field(default_factory=dict)  # collected: key -> gathers
     launched: list[tuple[Sequence[BatchRow], Launched]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, group: _Group, rows: list[BatchRow]) -> "_Launch":
+        return cls([group], rows)
+
+    def add(self, group: _Group, rows: Sequence[BatchRow]) -> None:
+        """Collect a small group: its rows join the others' (an input two groups need runs once)."""
+        self.groups.append(group)
+        for row in rows:
+            key = row.key
+            group.to_run.append(key)
+            slot = self.merged.setdefault(key, {})
+            for g in row.gather:
+                slot.setdefault(g, None)
+
+    def batch_rows(self) -> list[BatchRow]:
+        if self.row_list is not None:
+            return self.row_list
+        return [BatchRow(ids, types, tuple(g)) for (ids, types), g in self.merged.items()]
+
+    def cost_with(self, rows: Sequence[BatchRow]) -> int:
+        """Padded tokens of one batch of the collected rows and ``rows``."""
+        keys = set(self.merged) | {r.key for r in rows}
+        return padded_cost(len(keys), max((len(k[0]) for k in keys), default=0))
 
 
 def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepared], keys: Sequence[str],
@@ -151,7 +194,11 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             float32 noise at most).
         shared: ``(row key, position, target) -> log p`` computed by earlier methods of the run on
             the same model and scorer path (:class:`~stereoset_eval.scoring.shared_work.SharedWork`):
-            a row whose every gather is there is not run again; computed values are added.
+            a row whose every gather is there is not run again; computed values are added. A group
+            that reuse leaves under half a budget of rows to run waits for the next such groups
+            (up to one budget in all), and their rows run in the same batches: batch composition
+            then depends on what was reused, as the contract of shared values allows (numbers
+            equal to float32 batch noise); an interruption loses the waiting groups too.
         stats: filled with what ran (:class:`RunStats`).
         overlap: for a device whose launches return before it has finished (CUDA): a group is
             read back, reduced and committed only after the next group's batches are queued behind
@@ -170,23 +217,53 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     done = sum(len(u.sentence_ids) for u, r in zip(units, results) if r is not None)
     bar = _progress_bar(n_sentences, done, method.name) if progress else None
 
-    def finish(group: _Group) -> None:
-        """Reduce the group's units, commit them, and advance the bar."""
-        fresh: dict[str, list[SentenceResult]] = {}
-        values = group.values
-        for i in group.todo:
-            outputs = [[values[r.key][g] for g in r.gather] for r in prepared[i].requests]
-            # through JSON, so a computed result equals the same result read from the cache
-            result = SentenceResult.through_json(method.reduce(units[i], prepared[i], outputs, options))
-            results[i] = fresh[keys[i]] = result
-        if commit is not None:
-            commit(fresh)
-        _collect_young()
-        if bar is not None:
-            bar.update(sum(len(units[i].sentence_ids) for i in group.todo))
+    def finish(launch: _Launch) -> None:
+        """Reduce each of the launch's groups, commit it, and advance the bar."""
+        for group in launch.groups:
+            fresh: dict[str, list[SentenceResult]] = {}
+            values = group.values
+            for i in group.todo:
+                outputs = [[values[r.key][g] for g in r.gather] for r in prepared[i].requests]
+                # through JSON, so a computed result equals the same result read from the cache
+                result = SentenceResult.through_json(method.reduce(units[i], prepared[i], outputs, options))
+                results[i] = fresh[keys[i]] = result
+            if commit is not None:
+                commit(fresh)
+            _collect_young()
+            if bar is not None:
+                bar.update(sum(len(units[i].sentence_ids) for i in group.todo))
 
-    read_back: _Group | None = None  # values on the host, not yet reduced and committed
-    in_flight: _Group | None = None  # launched, not yet read back
+    def start(launch: _Launch) -> _Launch:
+        """Cut the launch's rows into batches and queue them."""
+        rows = launch.batch_rows()
+        for batch in plan_batches(rows, batch_tokens, overhead_tokens=overhead_tokens):
+            launch.launched += launch_halving(launch_batch, batch, stats, oom)
+            stats.batches += 1
+            stats.rows_computed += len(batch)
+        return launch
+
+    ready: deque[_Launch] = deque()  # values on the host, not yet reduced and committed (group order)
+    in_flight: _Launch | None = None  # launched, not yet read back
+    waiting: _Launch | None = None  # small groups (shared values only), not launched yet
+
+    def queued(launch: _Launch) -> None:
+        """After ``launch`` was started: the one before it is read back, then (overlap) it waits."""
+        nonlocal in_flight
+        if in_flight is not None:
+            ready.append(_read(in_flight, shared))
+            in_flight = None
+        if overlap:
+            in_flight = launch
+        else:
+            ready.append(_read(launch, shared))
+
+    def read_now() -> None:
+        """Bring the launch in flight to the host now (the next group looks in the shared values)."""
+        nonlocal in_flight
+        if in_flight is not None:
+            ready.append(_read(in_flight, shared))
+            in_flight = None
+
     try:
         with collector_paused():
             for plan in plan_groups([p.requests for p in prepared], batch_tokens):
@@ -194,33 +271,41 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
                 if not todo:
                     continue
                 rows = merge_requests(r for i in todo for r in prepared[i].requests)
-                if in_flight is not None and shared is not None:  # its values first: this group looks there
-                    read_back, in_flight = _read(in_flight, shared), None
+                if shared is not None:  # the values of the launch in flight first: this group looks there
+                    read_now()
                 group = _Group(todo)
                 if shared is not None:
-                    rows = _reuse(rows, shared, group.values, stats)
-                for batch in plan_batches(rows, batch_tokens, overhead_tokens=overhead_tokens):
-                    group.launched += launch_halving(launch_batch, batch, stats, oom)
-                    stats.batches += 1
-                    stats.rows_computed += len(batch)
-                if in_flight is not None:  # nothing shared: read back once this group is queued behind it
-                    read_back, in_flight = _read(in_flight, shared), None
-                if overlap:
-                    in_flight = group
-                else:
-                    read_back = _read(group, shared)
-                if read_back is not None:
-                    finish(read_back)
-                    read_back = None
-            if in_flight is not None:
-                read_back, in_flight = _read(in_flight, shared), None
-                finish(read_back)
-                read_back = None
+                    left = _reuse(rows, shared, group.values, stats)
+                    small = len(left) < len(rows) and 2 * _cost(left) <= batch_tokens
+                    if waiting is not None and not (small and waiting.cost_with(left) <= batch_tokens):
+                        flushed, waiting = waiting, None
+                        queued(start(flushed))
+                        if any(r.key in flushed.merged for r in left):  # its rows were waiting there: read them
+                            read_now()
+                            left = _reuse(left, shared, group.values, stats)
+                            small = len(left) < len(rows) and 2 * _cost(left) <= batch_tokens
+                    if small and (left or waiting is not None):
+                        if waiting is None:
+                            waiting = _Launch()
+                        waiting.add(group, left)
+                        while ready:
+                            finish(ready.popleft())
+                        continue
+                    rows = left
+                queued(start(_Launch.of(group, rows)))
+                while ready:
+                    finish(ready.popleft())
+            if waiting is not None:
+                flushed, waiting = waiting, None
+                queued(start(flushed))
+            read_now()
+            while ready:
+                finish(ready.popleft())
     except BaseException:
         # every group launched in full before the failure is committed, so a rerun reads it
         with contextlib.suppress(Exception):
-            if read_back is not None:
-                finish(read_back)
+            while ready:
+                finish(ready.popleft())
             if in_flight is not None:
                 finish(_read(in_flight, shared))
         raise
@@ -231,18 +316,27 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     return results  # type: ignore[return-value]
 
 
-def _read(group: _Group, shared: dict[Any, float] | None) -> _Group:
-    """Bring the group's launched batches to the host (``values``, and ``shared`` when given)."""
-    values = group.values
-    for batch, launched in group.launched:
+def _cost(rows: Sequence[BatchRow]) -> int:
+    """Padded tokens of ``rows`` as one batch."""
+    return padded_cost(len(rows), max((len(r.input_ids) for r in rows), default=0))
+
+
+def _read(launch: _Launch, shared: dict[Any, float] | None) -> _Launch:
+    """Bring the launch's batches to the host: into its groups' ``values`` (and ``shared`` when given)."""
+    values = launch.groups[0].values if len(launch.groups) == 1 else {}
+    for batch, launched in launch.launched:
         for row, out in zip(batch, launched.result()):
             key = row.key
             got = values[key] = dict(zip(row.gather, out))
             if shared is not None:
                 for (pos, target), value in got.items():
                     shared[(key, pos, target)] = value
-    group.launched = []
-    return group
+    if len(launch.groups) > 1:
+        for group in launch.groups:
+            for key in group.to_run:
+                group.values[key] = values[key]
+    launch.launched = []
+    return launch
 
 
 def _reuse(rows: list[BatchRow], shared: Mapping[Any, float], values: dict[Any, dict[tuple[int, int], float]],

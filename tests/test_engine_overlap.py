@@ -6,7 +6,8 @@ shared across methods: read back before the next group looks there), so its host
 while the device computes. These tests
 force the overlap on the CPU (the scorer's ``asynchronous`` flag) and check what must not move:
 the same batches, values and commits in the same order, reuse look-ups that see every earlier
-group, and an interruption that loses no group already read back.
+group, and an interruption that loses no group already read back. The last tests check that small
+groups left by reuse run together, in either order, and still commit one by one.
 """
 
 from __future__ import annotations
@@ -175,3 +176,69 @@ def test_the_simulated_device_measurement_runs_both_orders(shared_dir):
     row = measure(shared_dir / "fixtures" / "models" / "tiny-bert", "pll", "crows-pairs", shared_dir / "data",
                   device_s=0.05, rounds=1, n_items=8)
     assert row["n_items"] == 8 and row["sequential_s"] > 0.05 and row["overlapped_s"] > 0.05
+
+
+def _synthetic(inputs: dict[str, tuple[int, ...]]):
+    """Units with one pll-style request each (scored at position 1), for :func:`execute` directly."""
+    from stereoset_eval.scoring.methods.base import Prepared, UnitSpec
+    from stereoset_eval.scoring.requests import Request
+
+    units = [UnitSpec(n, (n,), ("sentence",), {"sentence": n}) for n in inputs]
+    prepared = [Prepared([Request(ids, ((1, ids[1]),))], {"token_ids": [ids[1]]}) for ids in inputs.values()]
+    return units, prepared
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_small_groups_left_by_reuse_run_together_and_commit_one_by_one(overlap):
+    """Reuse leaves one row in each of two groups: the two rows run in one batch, and each group is
+    still reduced and committed on its own, in group order."""
+    from stereoset_eval.scoring.engine import RunStats, execute
+    from stereoset_eval.scoring.methods.pll import PLL_METHOD
+    from stereoset_eval.scoring.requests import Done, plan_groups
+
+    names = "ABCDEFGH"
+    inputs = {n: (10 + i, 20 + i) for i, n in enumerate(names)}
+    units, prepared = _synthetic(inputs)
+    assert plan_groups([p.requests for p in prepared], 8) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    shared = {(((10 + i, 20 + i), None), 1, 20 + i): -0.5 for i, n in enumerate(names) if n not in "DH"}
+    batches: list[list[str]] = []
+
+    def launch(rows):
+        batches.append([names[r.input_ids[0] - 10] for r in rows])
+        return Done([[-float(r.input_ids[0])] for r in rows])
+
+    commits: list[list[str]] = []
+    stats = RunStats()
+    results = execute(PLL_METHOD, units, prepared, list(names), {}, launch, batch_tokens=8, cached={},
+                      commit=lambda fresh: commits.append(sorted(fresh)), shared=shared, stats=stats, overlap=overlap)
+    assert batches == [["D", "H"]]  # one batch for both groups' rows, not one per group
+    assert commits == [["A", "B", "C", "D"], ["E", "F", "G", "H"]]
+    assert (stats.rows_computed, stats.rows_reused, stats.batches) == (2, 6, 1)
+    assert [r[0].score for r in results] == [-0.5, -0.5, -0.5, -13.0, -0.5, -0.5, -0.5, -17.0]
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_a_row_waiting_with_small_groups_is_not_run_twice(overlap):
+    """A later group that is not small needs an input a waiting small group has: the waiting rows
+    run first and are read back, so the later group reuses that input instead of running it again."""
+    from stereoset_eval.scoring.engine import RunStats, execute
+    from stereoset_eval.scoring.methods.pll import PLL_METHOD
+    from stereoset_eval.scoring.requests import Done, plan_groups
+
+    inputs = {"A": (1, 2), "B": (3, 4), "C": (5, 6), "D": (7, 8), "E": (9, 10), "F": (11, 12), "G": (13, 14),
+              "D2": (7, 8)}
+    units, prepared = _synthetic(inputs)
+    assert plan_groups([p.requests for p in prepared], 8) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    shared = {(((a, b), None), 1, b): -0.5 for a, b in (inputs["A"], inputs["B"], inputs["C"])}
+    batches: list[list[tuple]] = []
+
+    def launch(rows):
+        batches.append([r.input_ids for r in rows])
+        return Done([[-float(r.input_ids[0])] for r in rows])
+
+    stats = RunStats()
+    results = execute(PLL_METHOD, units, prepared, list(inputs), {}, launch, batch_tokens=8, cached={},
+                      shared=shared, stats=stats, overlap=overlap)
+    assert batches == [[(7, 8)], [(9, 10), (11, 12), (13, 14)]]  # D's input once
+    assert (stats.rows_computed, stats.rows_reused) == (4, 4)
+    assert [r[0].score for r in results] == [-0.5, -0.5, -0.5, -7.0, -9.0, -11.0, -13.0, -7.0]

@@ -17,7 +17,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from stereoset_eval.analysis.errors import preview
 from stereoset_eval.foundation.errors import StereosetEvalError
@@ -108,6 +107,8 @@ def spearman(
     constant = [name for name, a in ((x_name, xa), (y_name, ya)) if np.all(a == a[0])]
     if constant:
         raise CorrelationInputError(f"{', '.join(constant)}: the same value for every model; Spearman ρ is undefined")
+    from scipy import stats  # here, not at import: scipy.stats costs ~0.5 s of every command's start
+
     res = stats.spearmanr(xa, ya)
     rho, p = float(res.statistic), float(res.pvalue)
     perm_p = exact = None

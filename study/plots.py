@@ -9,9 +9,6 @@ from __future__ import annotations
 import io
 from typing import Mapping
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure as MplFigure
-
 DPI = 100
 COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860")
 
@@ -24,7 +21,10 @@ def category_distribution(counts: Mapping[str, Mapping[str, int]], *, title: str
     """
     benches = list(counts)
     cats = sorted({c for per in counts.values() for c in per})
-    fig = MplFigure(figsize=(max(6.0, 1.6 * len(cats) + 2.0), 4.6))
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # here: a study plots once, at its end
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(max(6.0, 1.6 * len(cats) + 2.0), 4.6))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(benches))

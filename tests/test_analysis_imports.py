@@ -31,3 +31,17 @@ def test_analysis_imports_without_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_the_command_line_starts_without_scipy_stats_or_matplotlib():
+    """Every command's parser is built at start; scipy.stats and matplotlib (~1.3 s of imports
+    between them) are imported only by the code that computes a ρ or draws a plot."""
+    code = (
+        "import sys\n"
+        "from stereoset_eval.cli.main import build_parser\n"
+        "build_parser()\n"
+        "bad = [m for m in ('scipy.stats', 'matplotlib', 'torch') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr

@@ -168,7 +168,7 @@ class TokenizerView:
             for text, encoding in zip(todo, backend.encode_batch(todo, add_special_tokens=True)):
                 memo[(text, "words")] = _with_words(encoding)
             return
-        batch = getattr(backend, "encode_batch_fast", backend.encode_batch)  # tokenizers < 0.21 has no fast variant
+        batch = getattr(backend, "encode_batch_fast", backend.encode_batch)  # a tokenizers release without it: the same ids
         for text, encoding in zip(todo, batch(todo, add_special_tokens=special)):
             memo[(text, special)] = tuple(encoding.ids)
 

@@ -276,14 +276,14 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
                 group = _Group(todo)
                 if shared is not None:
                     left = _reuse(rows, shared, group.values, stats)
-                    small = len(left) < len(rows) and 2 * _cost(left) <= batch_tokens
+                    small = _small(left, rows, batch_tokens)
                     if waiting is not None and not (small and waiting.cost_with(left) <= batch_tokens):
                         flushed, waiting = waiting, None
                         queued(start(flushed))
                         if any(r.key in flushed.merged for r in left):  # its rows were waiting there: read them
                             read_now()
                             left = _reuse(left, shared, group.values, stats)
-                            small = len(left) < len(rows) and 2 * _cost(left) <= batch_tokens
+                            small = _small(left, rows, batch_tokens)
                     if small and (left or waiting is not None):
                         if waiting is None:
                             waiting = _Launch()
@@ -316,9 +316,11 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     return results  # type: ignore[return-value]
 
 
-def _cost(rows: Sequence[BatchRow]) -> int:
-    """Padded tokens of ``rows`` as one batch."""
-    return padded_cost(len(rows), max((len(r.input_ids) for r in rows), default=0))
+def _small(left: Sequence[BatchRow], rows: Sequence[BatchRow], batch_tokens: int) -> bool:
+    """True if reuse left ``left`` of the group's ``rows`` to run, and they fill at most half a budget."""
+    if len(left) == len(rows):
+        return False
+    return 2 * padded_cost(len(left), max((len(r.input_ids) for r in left), default=0)) <= batch_tokens
 
 
 def _read(launch: _Launch, shared: dict[Any, float] | None) -> _Launch:

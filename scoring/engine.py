@@ -246,23 +246,26 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     in_flight: _Launch | None = None  # launched, not yet read back
     waiting: _Launch | None = None  # small groups (shared values only), not launched yet
 
-    def queued(launch: _Launch) -> None:
-        """After ``launch`` was started: the one before it is read back, then (overlap) it waits."""
+    def read_now() -> None:
+        """Bring the launch in flight to the host now."""
         nonlocal in_flight
         if in_flight is not None:
             ready.append(_read(in_flight, shared))
             in_flight = None
+
+    def queued(launch: _Launch) -> None:
+        """After ``launch`` was started: the one before it is read back, then (overlap) it waits."""
+        nonlocal in_flight
+        read_now()
         if overlap:
             in_flight = launch
         else:
             ready.append(_read(launch, shared))
 
-    def read_now() -> None:
-        """Bring the launch in flight to the host now (the next group looks in the shared values)."""
-        nonlocal in_flight
-        if in_flight is not None:
-            ready.append(_read(in_flight, shared))
-            in_flight = None
+    def finish_ready() -> None:
+        """Reduce and commit every launch read back so far, in order."""
+        while ready:
+            finish(ready.popleft())
 
     try:
         with collector_paused():
@@ -288,24 +291,20 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
                         if waiting is None:
                             waiting = _Launch()
                         waiting.add(group, left)
-                        while ready:
-                            finish(ready.popleft())
+                        finish_ready()
                         continue
                     rows = left
                 queued(start(_Launch.of(group, rows)))
-                while ready:
-                    finish(ready.popleft())
+                finish_ready()
             if waiting is not None:
                 flushed, waiting = waiting, None
                 queued(start(flushed))
             read_now()
-            while ready:
-                finish(ready.popleft())
+            finish_ready()
     except BaseException:
         # every group launched in full before the failure is committed, so a rerun reads it
         with contextlib.suppress(Exception):
-            while ready:
-                finish(ready.popleft())
+            finish_ready()
             if in_flight is not None:
                 finish(_read(in_flight, shared))
         raise

@@ -17,7 +17,7 @@ DPI = 100
 IDEAL_STYLE: dict[str, Any] = {"color": "black", "linestyle": "--", "linewidth": 1.2}
 
 
-def _figure(**kw: Any) -> "MplFigure":
+def new_figure(**kw: Any) -> "MplFigure":
     """A figure on its own Agg canvas (matplotlib is imported here, when a report draws: it costs
     ~0.4 s of every command's start otherwise)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -28,7 +28,8 @@ def _figure(**kw: Any) -> "MplFigure":
     return fig
 
 
-def _png(fig: "MplFigure") -> bytes:
+def png_bytes(fig: "MplFigure") -> bytes:
+    """The figure as PNG bytes (fixed metadata: equal data gives equal bytes)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
     return buf.getvalue()
@@ -73,7 +74,7 @@ def score_bars(
     contain its value (a small bootstrap can give one).
     """
     n = len(labels)
-    fig = _figure(figsize=(7.0, 1.2 + 0.38 * n))
+    fig = new_figure(figsize=(7.0, 1.2 + 0.38 * n))
     ax = fig.add_subplot()
     ypos = list(range(n))[::-1]
     centred = 0.0 < ideal < 100.0
@@ -106,7 +107,7 @@ def score_bars(
     ax.set_title(title)
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(axis="x", alpha=0.3)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def benchmark_scatter(
@@ -127,7 +128,7 @@ def benchmark_scatter(
     ideal, both axes are centred on it on one fixed span (:data:`SPANS`: ±10, ±25, ±50 around
     50), so the eye reads distance from the ideal and both benchmarks on the same scale.
     """
-    fig = _figure(figsize=(5.2, 4.8))
+    fig = new_figure(figsize=(5.2, 4.8))
     ax = fig.add_subplot()
     xc = list(x_ci) if x_ci is not None else [None] * len(x)
     yc = list(y_ci) if y_ci is not None else [None] * len(y)
@@ -151,13 +152,13 @@ def benchmark_scatter(
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def count_bars(counts: Mapping[str, int], *, title: str, xlabel: str, ylabel: str = "items (count)") -> bytes:
     """Vertical bars of counts per category, the count printed on each bar."""
     names = list(counts)
-    fig = _figure(figsize=(max(5.0, 0.9 * len(names) + 2.0), 4.2))
+    fig = new_figure(figsize=(max(5.0, 0.9 * len(names) + 2.0), 4.2))
     ax = fig.add_subplot()
     bars = ax.bar(range(len(names)), [counts[n] for n in names], color="#55A868")
     ax.bar_label(bars, fontsize=8)
@@ -167,4 +168,4 @@ def count_bars(counts: Mapping[str, int], *, title: str, xlabel: str, ylabel: st
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
-    return _png(fig)
+    return png_bytes(fig)

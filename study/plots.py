@@ -6,10 +6,10 @@ category (dimension) in each benchmark, side by side, with the item count on eac
 
 from __future__ import annotations
 
-import io
 from typing import Mapping
 
-DPI = 100
+from stereoset_eval.analysis.report_plots import new_figure, png_bytes
+
 COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860")
 
 
@@ -21,11 +21,7 @@ def category_distribution(counts: Mapping[str, Mapping[str, int]], *, title: str
     """
     benches = list(counts)
     cats = sorted({c for per in counts.values() for c in per})
-    from matplotlib.backends.backend_agg import FigureCanvasAgg  # here: a study plots once, at its end
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(max(6.0, 1.6 * len(cats) + 2.0), 4.6))
-    FigureCanvasAgg(fig)
+    fig = new_figure(figsize=(max(6.0, 1.6 * len(cats) + 2.0), 4.6))
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(benches))
     for k, bench in enumerate(benches):
@@ -41,6 +37,4 @@ def category_distribution(counts: Mapping[str, Mapping[str, int]], *, title: str
     ax.set_title(title)
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
-    return buf.getvalue()
+    return png_bytes(fig)

@@ -146,13 +146,11 @@ def test_a_later_group_reuses_an_input_an_earlier_group_computed(overlap):
     it is reused only if the first group's values reached the shared values before the second
     group looked there — which the overlap must keep."""
     from stereoset_eval.scoring.engine import RunStats, execute
-    from stereoset_eval.scoring.methods.base import Prepared, UnitSpec
     from stereoset_eval.scoring.methods.pll import PLL_METHOD
-    from stereoset_eval.scoring.requests import Done, Request, plan_groups
+    from stereoset_eval.scoring.requests import Done, plan_groups
 
     inputs = {"A": (1, 2), "C": (3, 4), "D": (5, 6), "B": (1, 2)}
-    units = [UnitSpec(n, (n,), ("sentence",), {"sentence": n}) for n in inputs]
-    prepared = [Prepared([Request(ids, ((1, ids[1]),))], {"token_ids": [ids[1]]}) for ids in inputs.values()]
+    units, prepared = _synthetic(inputs)
     assert plan_groups([p.requests for p in prepared], 4) == [[0, 1], [2, 3]]  # B after A's group
     launched: list[tuple] = []
 

@@ -128,6 +128,7 @@ class _Session:
             "peak_gpu_mb": peak_gpu_mb(self.spec.device),
             "rss_after_load_mb": self.rss_after_load,
             "threads": self.threads,
+            "tokenizers_parallelism": os.environ.get("TOKENIZERS_PARALLELISM"),  # what this process's tokenizer read
             "forward_tokens": getattr(self.prepared, "forward_tokens", None),
             "scored_tokens": runner.scored_tokens(self.output) if hasattr(runner, "scored_tokens") else None,
             "n_sentences": len(scores),
@@ -171,7 +172,7 @@ class ProcessWorker:
 
     def __init__(self, spec: CellSpec, *, timeout_s: float | None = None) -> None:
         self.spec, self.timeout_s = spec, timeout_s
-        env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+        env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")  # TOKENIZERS_PARALLELISM: as run.py set it
         self.proc = subprocess.Popen([sys.executable, "-m", "speed.cell", json.dumps(asdict(spec))],
                                      cwd=str(Path(__file__).resolve().parent.parent), env=env, text=True,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

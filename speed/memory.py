@@ -52,7 +52,7 @@ print(json.dumps({"scoring_peak_mb": round(status("VmHWM") - before, 1), "rss_be
 def _child(model: Path, data_dir: Path, n_items: int, batch_tokens: int, threads: int | None) -> dict[str, Any]:
     spec = {"model": str(model), "data": str(data_dir / STEREOSET_FILE), "n_items": n_items,
             "batch_tokens": batch_tokens, "threads": threads}
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}  # TOKENIZERS_PARALLELISM: as run.py set it
     done = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(spec)], cwd=Path(__file__).resolve().parent.parent,
                           env=env, capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:

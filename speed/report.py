@@ -77,6 +77,7 @@ def combine(model: Mapping[str, Any], method: str, dataset: str, cells: Mapping[
         entry = {"status": "ok", **t, "load_s": cell["load_s"], "peak_rss_mb": cell["peak_rss_mb"],
                  "peak_gpu_mb": cell.get("peak_gpu_mb"),
                  "rss_after_load_mb": cell.get("rss_after_load_mb"), "threads": cell["threads"],
+                 "tokenizers_parallelism": cell.get("tokenizers_parallelism"),
                  "rounds": cell.get("rounds", 1), "max_abs_diff_between_runs": cell.get("max_abs_diff_between_runs"),
                  "n_sentences": cell["n_sentences"], "sentences_per_s": cell["n_sentences"] / wall if wall else None,
                  "tokens_per_s": scored_tokens / wall if scored_tokens and wall else None}

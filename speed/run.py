@@ -106,6 +106,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "heap that reuses freed buffers; numbers unchanged), so no implementation gains or loses by "
                         "it; inherit: the environment's (oneDNN's default keeps 1,024 primitives; ours still turns "
                         "it off unless the variable is set)")
+    p.add_argument("--tokenizers-parallelism", choices=("inherit", "false", "true"), default="inherit",
+                   help="TOKENIZERS_PARALLELISM for every worker process. Default: inherit the environment (what "
+                        "users get; unset means the Rust tokenizer encodes batches on every core). false: one thread, "
+                        "as runs after a fork get it. Only implementations that tokenize inside the timed run feel "
+                        "it (ours: its batched encodings; the floor tokenizes before timing)")
     p.add_argument("--device", default="cpu",
                    help="torch device for every implementation: cpu (default) or cuda[:N]. On a GPU use bigger "
                         "slices (--crows-pairs 100): a few sentences are over in milliseconds")
@@ -320,6 +325,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                      "malloc": {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")},
                      "ours_allocator": ours_allocator(),
                      "onednn_primitive_cache": os.environ.get("ONEDNN_PRIMITIVE_CACHE_CAPACITY"),
+                     "tokenizers_parallelism": os.environ.get("TOKENIZERS_PARALLELISM"),
                      "device": args.device, "reference_autograd": args.reference_autograd,
                      "batch_tokens": args.batch_tokens, "minicons_batch_size": args.minicons_batch_size,
                      "slices": slice_sizes(args), "smoke": args.smoke, "warmup_items": args.warmup_items},
@@ -340,7 +346,8 @@ def markdown(doc: dict[str, Any]) -> str:
             f"{doc['versions']['torch']} ({st['threads'] or m['torch_threads_default']} threads, OMP_WAIT_POLICY="
             f"{st['omp_wait_policy'] or 'unset'}, malloc {'tuned' if any(st['malloc'].values()) else 'glibc default'}; "
             f"ours' allocator policy {st.get('ours_allocator', 'bounded')}, oneDNN primitive cache capacity "
-            f"{st.get('onednn_primitive_cache') or 'default'}), load average {m['loadavg_start']} → {m['loadavg_end']}, "
+            f"{st.get('onednn_primitive_cache') or 'default'}, TOKENIZERS_PARALLELISM "
+            f"{st.get('tokenizers_parallelism', 'false') or 'unset'}), load average {m['loadavg_start']} → {m['loadavg_end']}, "
             f"{st['repeats']} timed rounds (median), {doc['elapsed_s'] / 60:.1f} min.")
     parts = [head, "", report.summary_table(doc["results"]), "", report.detail_table(doc["results"]), "",
              "Study row (one run of the three masked-LM methods, one SharedWork, vs pll alone):", "",
@@ -352,18 +359,25 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(argv)
-    args.argv = argv
+def apply_environment(args: argparse.Namespace) -> None:
+    """Set the variables the options ask for, before torch loads; every worker process inherits them."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     if args.omp_wait_policy != "inherit":  # before torch (and its OpenMP runtime) is loaded; children inherit it
         os.environ["OMP_WAIT_POLICY"] = args.omp_wait_policy.upper()
     if args.onednn_cache == "off":  # read by oneDNN at its first primitive: every worker process inherits it
         os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] = "0"
+    if args.tokenizers_parallelism != "inherit":  # read by the Rust tokenizer: every worker process inherits it
+        os.environ["TOKENIZERS_PARALLELISM"] = args.tokenizers_parallelism
     if args.malloc == "tuned":  # read by glibc at process start: affects the worker processes, not this one
         os.environ.update(MALLOC_MMAP_THRESHOLD_=str(2**30), MALLOC_TRIM_THRESHOLD_=str(2**31))
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    args.argv = argv
+    apply_environment(args)
     doc = run(args)
     out = args.out or REPO / "runs" / "bench" / f"bench-{doc['created_at'].replace(':', '').replace('+0000', 'Z')}.json"
     atomic_write_json(out, doc)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import doctest
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from speed.impls import reference_loop  # noqa: E402
 from speed.cell import CellSpec, InlineWorker, ProcessWorker  # noqa: E402
 from speed.impls.minicons_pll import unavailable as minicons_unavailable  # noqa: E402
 from speed.models import model_path  # noqa: E402
-from speed.run import main  # noqa: E402
+from speed.run import apply_environment, main, parse_args  # noqa: E402
 
 MODELS = ("tiny-bert", "tiny-gpt2")
 IMPL_FIELDS = {"wall_s_median", "wall_s_runs", "cpu_s_median", "cpu_s_runs", "sentences_per_s", "tokens_per_s",
@@ -125,10 +126,30 @@ def test_random_init_model_is_built_deterministically_and_agrees(shared_dir: Pat
         cells[impl] = worker.finish()
         assert cells[impl]["status"] == "ok", cells[impl]
         assert len(cells[impl]["timing"]["wall_s_runs"]) == 2 and len(cells[impl]["timing"]["warmup_wall_s"]) == 1
+    # the worker process tokenizes under the parent's TOKENIZERS_PARALLELISM (what users get), not a fixed one
+    assert cells["floor"]["tokenizers_parallelism"] == os.environ.get("TOKENIZERS_PARALLELISM")
     result = report.combine({"name": spec.name, "origin": spec.origin, "note": "", "kind": "masked"},
                             "crows-nangia", "crows-pairs[:2]", cells, cells["ours"]["scored_tokens"])
     assert result["numbers_agree"] is True
+    assert result["implementations"]["floor"]["tokenizers_parallelism"] == os.environ.get("TOKENIZERS_PARALLELISM")
     assert result["implementations"]["floor"]["peak_rss_mb"] > 0  # measured in its own process
+
+
+@pytest.mark.parametrize(("given", "inherited", "expected"), [
+    ([], None, None), ([], "true", "true"),  # inherit (default): unset stays unset, the user's value stays
+    (["--tokenizers-parallelism", "false"], None, "false"), (["--tokenizers-parallelism", "true"], "false", "true"),
+])
+def test_tokenizers_parallelism_option_sets_what_workers_inherit(given: list[str], inherited: str | None,
+                                                                 expected: str | None,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("TOKENIZERS_PARALLELISM", "OMP_WAIT_POLICY", "ONEDNN_PRIMITIVE_CACHE_CAPACITY",
+                 "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"):
+        monkeypatch.setenv(name, "")  # recorded, so monkeypatch restores each after the test
+        monkeypatch.delenv(name)
+    if inherited is not None:
+        monkeypatch.setenv("TOKENIZERS_PARALLELISM", inherited)
+    apply_environment(parse_args(given))
+    assert os.environ.get("TOKENIZERS_PARALLELISM") == expected
 
 
 def test_a_failing_worker_is_reported_not_raised(tmp_path: Path) -> None:

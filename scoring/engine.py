@@ -144,8 +144,8 @@ class _Launch:
     read back): one group and its rows (:meth:`of`), or small groups collected by :meth:`add`."""
 
     groups: list[_Group] = field(default_factory=list)
-    row_list: list[BatchRow] | None = None  # one group's rows, as merged
-    merged: dict[InputKey, dict[tuple[int, int], None]] = field(default_factory=dict)  # collected: key -> gathers
+    rows: list[BatchRow] = field(default_factory=list)  # one group's rows as merged, or the collected groups'
+    collected: bool = False  # rows of small groups (:meth:`add`): merged when the launch starts
     launched: list[tuple[Sequence[BatchRow], Launched]] = field(default_factory=list)
 
     @classmethod
@@ -155,21 +155,19 @@ class _Launch:
     def add(self, group: _Group, rows: Sequence[BatchRow]) -> None:
         """Collect a small group: its rows join the others' (an input two groups need runs once)."""
         self.groups.append(group)
-        for row in rows:
-            key = row.key
-            group.to_run.append(key)
-            slot = self.merged.setdefault(key, {})
-            for g in row.gather:
-                slot.setdefault(g, None)
+        self.collected = True
+        group.to_run += [row.key for row in rows]
+        self.rows += rows
 
     def batch_rows(self) -> list[BatchRow]:
-        if self.row_list is not None:
-            return self.row_list
-        return [BatchRow(ids, types, tuple(g)) for (ids, types), g in self.merged.items()]
+        return merge_requests(self.rows) if self.collected else self.rows
+
+    def keys(self) -> set[InputKey]:
+        return {row.key for row in self.rows}
 
     def cost_with(self, rows: Sequence[BatchRow]) -> int:
         """Padded tokens of one batch of the collected rows and ``rows``."""
-        keys = set(self.merged) | {r.key for r in rows}
+        keys = self.keys() | {r.key for r in rows}
         return padded_cost(len(keys), max((len(k[0]) for k in keys), default=0))
 
 
@@ -283,7 +281,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
                     if waiting is not None and not (small and waiting.cost_with(left) <= batch_tokens):
                         flushed, waiting = waiting, None
                         queued(start(flushed))
-                        if any(r.key in flushed.merged for r in left):  # its rows were waiting there: read them
+                        if not flushed.keys().isdisjoint(r.key for r in left):  # its rows were waiting there: read them
                             read_now()
                             left = _reuse(left, shared, group.values, stats)
                             small = _small(left, rows, batch_tokens)

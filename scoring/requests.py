@@ -76,8 +76,8 @@ class Done:
         return self._values
 
 
-def merge_requests(requests: Iterable[Request]) -> list[BatchRow]:
-    """Merge requests with identical inputs; each row gathers the union of their pairs.
+def merge_requests(requests: Iterable[Request | BatchRow]) -> list[BatchRow]:
+    """Merge requests (or rows) with identical inputs; each row gathers the union of their pairs.
 
     >>> a = Request((2, 4, 3), ((1, 7),))
     >>> b = Request((2, 4, 3), ((1, 9), (1, 7)))

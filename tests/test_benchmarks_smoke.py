@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("torch")
 
 from speed import inputs, report, specs  # noqa: E402
-from speed.impls import reference_loop  # noqa: E402
+from speed.impls import floor, reference_loop  # noqa: E402
 from speed.cell import CellSpec, InlineWorker, ProcessWorker  # noqa: E402
 from speed.impls.minicons_pll import unavailable as minicons_unavailable  # noqa: E402
 from speed.models import model_path  # noqa: E402
@@ -74,6 +74,37 @@ def test_study_row_equals_separate_runs_and_shares_rows(bench: tuple[int, dict, 
     rows = extra["forward_rows"]
     assert rows["crows-nangia"]["in_study"] == 0 < rows["crows-nangia"]["alone"]  # all read from pll's rows
     assert sum(v["in_study"] for v in rows.values()) < sum(v["alone"] for v in rows.values())
+
+
+def test_floor_times_the_tokenizing_of_every_distinct_text_apart(bench: tuple[int, dict, Path], shared_dir: Path) -> None:
+    _, doc, out = bench
+    by = {(r["model"], r["method"]): r for r in doc["results"]}
+    for (model, method), r in by.items():
+        if method == "study":
+            continue
+        floor_entry = r["implementations"]["floor"]
+        extra = floor_entry["extra"]
+        assert extra["tokenize_rounds"] == floor_entry["rounds"] and extra["tokenize_wall_s_median"] > 0
+        bound = r["ratios"]["floor_with_tokenizing_over_floor"]
+        assert bound == pytest.approx((floor_entry["wall_s_median"] + extra["tokenize_wall_s_median"])
+                                      / floor_entry["wall_s_median"])
+    # pll encodes each distinct sentence once, with word ids; stereoset-causal without special tokens
+    slices = doc["settings"]["slices"]["fixture"]
+    for model, method, dataset, kind in (("tiny-bert", "pll", "crows-pairs", "words"),
+                                         ("tiny-gpt2", "stereoset-causal", "stereoset-intra", "False")):
+        items = inputs.load_slice(shared_dir / "data", dataset, slices[dataset])
+        texts = {s.text for item in items for s in item.sentences}
+        assert by[(model, method)]["implementations"]["floor"]["extra"]["tokenized_texts"] == {kind: len(texts)}
+    md = out.with_suffix(".md").read_text(encoding="utf-8")
+    assert "(floor + tokenizing) / floor" in md and "lowest reachable" in md
+
+
+def test_a_target_below_its_lowest_reachable_value_says_so() -> None:
+    rows = report.targets_table([report._target("x within 1.3x", 2.9, "<=", 1.3, True, lowest=1.4),
+                                 report._target("y within 1.3x", 1.2, "<=", 1.3, True, lowest=1.05),
+                                 report._target("z", 1.0, "<=", 1.3, None)]).splitlines()
+    assert rows[2].endswith("| NO | 1.40 (threshold below it) |")
+    assert rows[3].endswith("| yes | 1.05 |") and rows[4].endswith("| yes | — |")
 
 
 def test_all_implementations_agree_with_ours(bench: tuple[int, dict, Path]) -> None:
@@ -201,7 +232,7 @@ def test_bad_reference_autograd_mode_is_refused() -> None:
         reference_loop.uses_autograd("crows-nangia", "sometimes")
 
 
-@pytest.mark.parametrize("module", [specs, report, inputs, reference_loop])
+@pytest.mark.parametrize("module", [specs, report, inputs, reference_loop, floor])
 def test_benchmark_doctests(module: object) -> None:
     # pytest collects doctests with --ignore=benchmarks, so the benchmark's doctests run here
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

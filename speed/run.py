@@ -73,7 +73,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="StereoSet intrasentence slice for base-sized models (50 examples = 150 sentences)")
     p.add_argument("--fixture-crows-pairs", type=int, default=None, help="CrowS-Pairs slice for fixture models (default: all 1,508 pairs)")
     p.add_argument("--fixture-stereoset-examples", type=int, default=None,
-                   help="StereoSet slice for fixture models (default: all 702 intrasentence dev examples)")
+                   help="StereoSet slice for fixture models (default: all 2,106 intrasentence dev examples)")
     p.add_argument("--baseline-crows-pairs", type=int, default=None,
                    help="CrowS-Pairs slice the reference loop and minicons score on fixture models (100; they are "
                         "compared per sentence)")

@@ -110,7 +110,7 @@ MODELS: dict[str, ModelSpec] = {m.name: m for m in (
 )}
 
 # items per dataset slice (first N in file order): CrowS pairs, StereoSet intrasentence examples;
-# None = the whole dataset (1,508 CrowS-Pairs pairs; 702 StereoSet intrasentence dev examples)
+# None = the whole dataset (1,508 CrowS-Pairs pairs; 2,106 StereoSet intrasentence dev examples)
 DEFAULT_SLICES: dict[str, dict[str, int | None]] = {
     "fixture": {"crows-pairs": None, "stereoset-intra": None},
     "base": {"crows-pairs": 4, "stereoset-intra": 300},

@@ -164,12 +164,12 @@ class TokenizerView:
         todo = list(dict.fromkeys(t for t in texts if (t, kind) not in memo))
         if not todo:
             return
+        encodings = rust_encode_batch(backend, todo, words=words, special=special)
         if words:
-            for text, encoding in zip(todo, backend.encode_batch(todo, add_special_tokens=True)):
+            for text, encoding in zip(todo, encodings):
                 memo[(text, "words")] = _with_words(encoding)
             return
-        batch = getattr(backend, "encode_batch_fast", backend.encode_batch)  # a tokenizers release without it: the same ids
-        for text, encoding in zip(todo, batch(todo, add_special_tokens=special)):
+        for text, encoding in zip(todo, encodings):
             memo[(text, special)] = tuple(encoding.ids)
 
     def encode_with_words(self, text: str) -> tuple[list[int], list[int | None], list[int]]:
@@ -217,6 +217,15 @@ class TokenizerView:
             "byte_level_bpe": self.byte_level,
             "special_tokens": {a: getattr(tok, f"{a}_token", None) for a in ("bos", "eos", "cls", "sep", "pad", "mask", "unk")},
         }
+
+
+def rust_encode_batch(backend: Any, texts: list[str], *, words: bool, special: bool) -> list[Any]:
+    """``texts`` through the Rust tokenizer ``backend`` in one batched call: with character offsets
+    (``encode_batch``, which word ids need, always with special tokens) when ``words``, else ids only
+    (``encode_batch_fast``, or ``encode_batch`` in a tokenizers release without it: the same ids)."""
+    if words:
+        return backend.encode_batch(texts, add_special_tokens=True)
+    return getattr(backend, "encode_batch_fast", backend.encode_batch)(texts, add_special_tokens=special)
 
 
 def _with_words(encoding: Any) -> tuple[tuple[int, ...], tuple[int | None, ...], tuple[int, ...]]:

@@ -94,12 +94,11 @@ def tokenizer_batches(backend: Any, texts: dict[Any, list[str]]) -> int:
     """Encode ``texts`` (:func:`encoded_texts`) with the Rust tokenizer ``backend`` in one batched
     call per kind, as ours' ``encode_many`` does (offsets only where word ids are needed); returns
     the number of texts encoded."""
+    from stereoset_eval.scoring.tokenization import rust_encode_batch
+
     n = 0
     for kind, batch in texts.items():
-        if kind == "words":
-            backend.encode_batch(batch, add_special_tokens=True)
-        else:
-            getattr(backend, "encode_batch_fast", backend.encode_batch)(batch, add_special_tokens=bool(kind))
+        rust_encode_batch(backend, batch, words=kind == "words", special=bool(kind))
         n += len(batch)
     return n
 

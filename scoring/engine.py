@@ -116,14 +116,21 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-YOUNG_OBJECTS_PER_PASS = 200_000  # allocations between two young collections during a run
+YOUNG_OBJECTS_PER_PASS = 1_000_000  # net new tracked objects between two young collections during a run
 
 
 def _collect_young() -> None:
-    """Collect generations 0 and 1 (never a full pass) once ``YOUNG_OBJECTS_PER_PASS`` objects
-    were allocated since the last pass: a pass after every commit group cost 2-5 % of a fixture
-    model's run (598 passes in a three-method study over CrowS-Pairs, cProfile), one per
-    ~200,000 allocations frees the same cycles a little later."""
+    """Collect generations 0 and 1 (never a full pass) once ``YOUNG_OBJECTS_PER_PASS`` more tracked
+    objects are alive than at the last pass: a safety net for cycles, of which scoring makes almost none.
+
+    A pass after every commit group cost 2-5 % of a fixture model's run (598 passes in a
+    three-method study over CrowS-Pairs, cProfile). At 200,000 objects (issue 19, tenth session)
+    every CrowS-Pairs-sized run still paid one pass of 0.09-0.24 s (tiny-bert ``pll``,
+    ``crows-nangia``, ``pll-word-l2r`` over all 1,508 pairs: 11 passes found 50 unreachable objects
+    in all), because a pass walks every young object still alive — the run's requests and rows.
+    Once the run ends those are freed, and the collection that follows ``gc.enable()`` took
+    5-10 ms. The cost of a pass grows with the objects it walks, so fewer, larger passes cost a
+    long run no more in all, and a run of fewer than a million objects none."""
     if gc.get_count()[0] >= YOUNG_OBJECTS_PER_PASS:
         gc.collect(1)
 

@@ -124,7 +124,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--isolation", choices=("process", "inline"), default="process",
                    help="process (default): each implementation in its own child process (its own peak RSS); "
                         "inline: all in this process (fast start; peak RSS is the process-wide maximum)")
-    p.add_argument("--out", type=Path, default=None, help="JSON output (default runs/bench/bench-<UTC time>.json)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="JSON output, the Markdown tables beside it as .md (default runs/bench/bench-<UTC time>.json); "
+                        "a folder (one that exists, or a path ending in /): bench-<UTC time>.json in it")
     p.add_argument("--data-dir", type=Path, default=None, help="shared data folder (default ../shared/data)")
     p.add_argument("--fixtures-dir", type=Path, default=None, help="fixture models (default ../shared/fixtures/models)")
     p.add_argument("--model-cache", type=Path, default=None,
@@ -137,7 +139,49 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--repeats must be >= 1")
     if "ours" not in args.impls:
         args.impls = ["ours"] + args.impls
+    problem = out_problem(args.out, argv_out_is_folder(argv))
+    if problem:  # one line: the usage text would bury it
+        p.exit(2, f"{p.prog}: error: {problem}\n")
     return args
+
+
+def argv_out_is_folder(argv: list[str] | None) -> bool:
+    """True if ``--out`` was given with a trailing slash (a folder that need not exist yet)."""
+    argv = list(argv or [])
+    for i, arg in enumerate(argv):
+        value = arg.split("=", 1)[1] if arg.startswith("--out=") else argv[i + 1] if arg == "--out" and i + 1 < len(argv) else None
+        if value is not None:
+            return value.endswith(("/", os.sep))
+    return False
+
+
+def out_problem(out: Path | None, folder: bool) -> str | None:
+    """Why the results could not be written to ``out`` (checked before the hour of measuring), or None.
+
+    >>> out_problem(None, False) is None  # the default folder, runs/bench/
+    True
+    """
+    if out is None or folder or out.is_dir():
+        return None
+    for target in (out, out.with_suffix(".md")):
+        if target.is_dir():
+            return f"--out {out}: {target} is a folder (give a file name, or the folder itself to write bench-<UTC time>.json in it)"
+    parent = out.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"--out {out}: {parent} is a file, not a folder"
+    if not os.access(parent, os.W_OK):
+        return f"--out {out}: cannot write in {parent}"
+    return None
+
+
+def output_path(out: Path | None, folder: bool, created_at: str) -> Path:
+    """The JSON file to write: ``out``, or ``bench-<UTC time>.json`` in ``out`` when it is a folder (or not given)."""
+    name = f"bench-{created_at.replace(':', '').replace('+0000', 'Z')}.json"
+    if out is None:
+        return REPO / "runs" / "bench" / name
+    return out / name if folder or out.is_dir() else out
 
 
 def baseline_sizes(args: argparse.Namespace) -> dict[str, dict[str, int | None]]:
@@ -379,11 +423,15 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = argv
     apply_environment(args)
     doc = run(args)
-    out = args.out or REPO / "runs" / "bench" / f"bench-{doc['created_at'].replace(':', '').replace('+0000', 'Z')}.json"
-    atomic_write_json(out, doc)
+    out = output_path(args.out, argv_out_is_folder(argv), doc["created_at"])
     text = markdown(doc)
-    atomic_write_text(out.with_suffix(".md"), text)
-    print(text)
+    print(text)  # first: the tables survive a failed write
+    try:
+        atomic_write_json(out, doc)
+        atomic_write_text(out.with_suffix(".md"), text)
+    except OSError as exc:
+        print(f"error: cannot write the results to {out}: {exc.strerror or exc} (the tables are above)", file=sys.stderr)
+        return 2
     print(f"wrote {out} and {out.with_suffix('.md')}", file=sys.stderr)
     bad = [r for r in doc["results"] if r["numbers_agree"] is False]
     return 1 if bad else 0

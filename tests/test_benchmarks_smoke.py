@@ -22,6 +22,7 @@ from speed.impls import floor, reference_loop  # noqa: E402
 from speed.cell import CellSpec, InlineWorker, ProcessWorker  # noqa: E402
 from speed.impls.minicons_pll import unavailable as minicons_unavailable  # noqa: E402
 from speed.models import model_path  # noqa: E402
+from speed import run as bench_run  # noqa: E402
 from speed.run import apply_environment, main, parse_args  # noqa: E402
 
 MODELS = ("tiny-bert", "tiny-gpt2")
@@ -232,8 +233,38 @@ def test_bad_reference_autograd_mode_is_refused() -> None:
         reference_loop.uses_autograd("crows-nangia", "sometimes")
 
 
-@pytest.mark.parametrize("module", [specs, report, inputs, reference_loop, floor])
+@pytest.mark.parametrize("module", [specs, report, inputs, reference_loop, floor, bench_run])
 def test_benchmark_doctests(module: object) -> None:
     # pytest collects doctests with --ignore=benchmarks, so the benchmark's doctests run here
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert failures == 0
+
+
+@pytest.mark.parametrize("make_bad", ["under-a-file", "md-is-a-folder"])
+def test_an_unwritable_out_is_refused_before_measuring(tmp_path: Path, make_bad: str, capsys, monkeypatch) -> None:
+    """A full run takes half an hour: a --out it cannot write is refused at once, in one line, not at the end."""
+    monkeypatch.setattr(bench_run, "run", lambda args: pytest.fail("measured although --out cannot be written"))
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    if make_bad == "under-a-file":
+        out, named = tmp_path / "a-file" / "bench.json", f"{tmp_path / 'a-file'} is a file, not a folder"
+    else:
+        (tmp_path / "bench.md").mkdir()
+        out, named = tmp_path / "bench.json", f"{tmp_path / 'bench.md'} is a folder"
+    with pytest.raises(SystemExit) as exc:
+        main(["--smoke", "--out", str(out)])
+    assert exc.value.code == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and ": error: --out " in error and named in error
+
+
+def test_an_out_folder_gets_a_named_file_in_it(tmp_path: Path, monkeypatch, capsys) -> None:
+    """--out DIR (existing, or ending in /) writes bench-<UTC time>.json and .md in it; the tables are printed first."""
+    doc = {"created_at": "2026-12-02T13:00:00+0000", "results": []}
+    monkeypatch.setattr(bench_run, "run", lambda args: doc)
+    monkeypatch.setattr(bench_run, "markdown", lambda d: "TABLES")
+    for given, folder in ((str(tmp_path), tmp_path), (str(tmp_path / "new") + "/", tmp_path / "new")):
+        assert main(["--smoke", "--out", given]) == 0
+        written = folder / "bench-2026-12-02T130000Z.json"
+        assert json.loads(written.read_text(encoding="utf-8")) == doc
+        assert written.with_suffix(".md").read_text(encoding="utf-8") == "TABLES"
+    assert capsys.readouterr().out.count("TABLES") == 2

@@ -38,6 +38,7 @@ from speed.specs import (
     ALL_METHODS, BASELINE_SLICES, DEFAULT_SLICES, METHOD_DATASET, MODELS, SLOW_BASELINES, SMOKE_SLICES, STUDY_METHODS,
 )
 from stereoset_eval.foundation.atomic import atomic_write_json, atomic_write_text
+from stereoset_eval.foundation.oserrors import problem_of
 from stereoset_eval.foundation.provenance import git_commit
 
 REPO = Path(__file__).resolve().parent.parent
@@ -124,7 +125,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--isolation", choices=("process", "inline"), default="process",
                    help="process (default): each implementation in its own child process (its own peak RSS); "
                         "inline: all in this process (fast start; peak RSS is the process-wide maximum)")
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", default=None,  # kept as text until parsed: a trailing / says "folder"
                    help="JSON output, the Markdown tables beside it as .md (default runs/bench/bench-<UTC time>.json); "
                         "a folder (one that exists, or a path ending in /): bench-<UTC time>.json in it")
     p.add_argument("--data-dir", type=Path, default=None, help="shared data folder (default ../shared/data)")
@@ -139,20 +140,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--repeats must be >= 1")
     if "ours" not in args.impls:
         args.impls = ["ours"] + args.impls
-    problem = out_problem(args.out, argv_out_is_folder(argv))
+    args.out_folder = args.out is not None and (args.out.endswith(("/", os.sep)) or Path(args.out).is_dir())
+    args.out = Path(args.out) if args.out is not None else None
+    problem = out_problem(args.out, args.out_folder)
     if problem:  # one line: the usage text would bury it
         p.exit(2, f"{p.prog}: error: {problem}\n")
     return args
-
-
-def argv_out_is_folder(argv: list[str] | None) -> bool:
-    """True if ``--out`` was given with a trailing slash (a folder that need not exist yet)."""
-    argv = list(argv or [])
-    for i, arg in enumerate(argv):
-        value = arg.split("=", 1)[1] if arg.startswith("--out=") else argv[i + 1] if arg == "--out" and i + 1 < len(argv) else None
-        if value is not None:
-            return value.endswith(("/", os.sep))
-    return False
 
 
 def out_problem(out: Path | None, folder: bool) -> str | None:
@@ -161,11 +154,11 @@ def out_problem(out: Path | None, folder: bool) -> str | None:
     >>> out_problem(None, False) is None  # the default folder, runs/bench/
     True
     """
-    if out is None or folder or out.is_dir():
+    if out is None or folder:
         return None
-    for target in (out, out.with_suffix(".md")):
-        if target.is_dir():
-            return f"--out {out}: {target} is a folder (give a file name, or the folder itself to write bench-<UTC time>.json in it)"
+    tables = out.with_suffix(".md")  # out itself, were it a folder, would be written into
+    if tables.is_dir():
+        return f"--out {out}: {tables} is a folder (give a file name, or the folder itself to write bench-<UTC time>.json in it)"
     parent = out.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
@@ -181,7 +174,7 @@ def output_path(out: Path | None, folder: bool, created_at: str) -> Path:
     name = f"bench-{created_at.replace(':', '').replace('+0000', 'Z')}.json"
     if out is None:
         return REPO / "runs" / "bench" / name
-    return out / name if folder or out.is_dir() else out
+    return out / name if folder else out
 
 
 def baseline_sizes(args: argparse.Namespace) -> dict[str, dict[str, int | None]]:
@@ -423,14 +416,14 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = argv
     apply_environment(args)
     doc = run(args)
-    out = output_path(args.out, argv_out_is_folder(argv), doc["created_at"])
+    out = output_path(args.out, args.out_folder, doc["created_at"])
     text = markdown(doc)
     print(text)  # first: the tables survive a failed write
     try:
         atomic_write_json(out, doc)
         atomic_write_text(out.with_suffix(".md"), text)
     except OSError as exc:
-        print(f"error: cannot write the results to {out}: {exc.strerror or exc} (the tables are above)", file=sys.stderr)
+        print(f"error: cannot write the results to {out}: {problem_of(exc)} (the tables are above)", file=sys.stderr)
         return 2
     print(f"wrote {out} and {out.with_suffix('.md')}", file=sys.stderr)
     bad = [r for r in doc["results"] if r["numbers_agree"] is False]

@@ -268,3 +268,20 @@ def test_an_out_folder_gets_a_named_file_in_it(tmp_path: Path, monkeypatch, caps
         assert json.loads(written.read_text(encoding="utf-8")) == doc
         assert written.with_suffix(".md").read_text(encoding="utf-8") == "TABLES"
     assert capsys.readouterr().out.count("TABLES") == 2
+
+
+def test_a_failed_write_after_measuring_is_one_error_line_and_the_tables_stay(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The disk fills during the run: the printed tables survive, and the failure is one ``error:`` line naming the file."""
+    import errno
+
+    def disk_full(path, obj):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(bench_run, "run", lambda args: {"created_at": "2026-12-02T13:00:00+0000", "results": []})
+    monkeypatch.setattr(bench_run, "markdown", lambda d: "TABLES")
+    monkeypatch.setattr(bench_run, "atomic_write_json", disk_full)
+    assert main(["--smoke", "--out", str(tmp_path / "bench.json")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.strip() == "TABLES"
+    assert captured.err.count("\n") == 1 and captured.err.startswith(f"error: cannot write the results to {tmp_path / 'bench.json'}: ")
+    assert "no space left" in captured.err and not (tmp_path / "bench.md").exists()

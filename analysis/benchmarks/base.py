@@ -130,6 +130,10 @@ class Benchmark:
         balanced_by_default: balance by ``EvaluationOptions.balance_default`` unless told otherwise.
         rounds_scores: its metric rounds scores to ``EvaluationOptions.ndigits`` before
             comparing (CrowS-Pairs' metric.py); recorded in provenance only then.
+        curatable: the curation pipeline derives pairs from its items (a study's ``curated``
+            source may name it as ``from``).
+        writes_predictions: ``score`` also writes the official predictions file (StereoSet's
+            ``predictions.json``, keyed by part).
     """
 
     name: ClassVar[str]
@@ -142,6 +146,8 @@ class Benchmark:
     own_methods: ClassVar[Mapping[str, str]] = {}
     balanced_by_default: ClassVar[bool] = False
     rounds_scores: ClassVar[bool] = False
+    curatable: ClassVar[bool] = False
+    writes_predictions: ClassVar[bool] = False
 
     def load(self, path: str | Path) -> list[Item]:
         """The items of a data file of this benchmark (format detected; another benchmark's file is an error)."""
@@ -151,6 +157,14 @@ class Benchmark:
 
     def own_method(self, kind: str) -> str | None:
         return self.own_methods.get(kind)
+
+    def score_parts(self, items: Sequence[Item]) -> dict[str, list[Item]]:
+        """The items ``score`` scores per part of :attr:`score_methods`, in part order: all items when the
+        benchmark has one part, else the items whose ``task`` is the part (StereoSet's two tasks)."""
+        parts = list(self.score_methods)
+        if len(parts) == 1:
+            return {parts[0]: list(items)}
+        return {part: [it for it in items if it.task == part] for part in parts}
 
     def evaluate(
         self, items: Sequence[Item], scores: Mapping[str, float], options: EvaluationOptions, *, title: str | None = None

@@ -26,6 +26,7 @@ class CrowsPairs(Benchmark):
     score_methods = {"pairs": PAIR_METHODS}
     own_methods = PAIR_METHODS
     rounds_scores = True  # metric.py rounds to 3 decimals before comparing
+    curatable = True
 
     def evaluate(self, items: Sequence[Item], scores: Mapping[str, float], options: EvaluationOptions, *,
                  title: str | None = None) -> Evaluation:

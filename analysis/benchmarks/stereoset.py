@@ -27,6 +27,8 @@ class StereoSet(Benchmark):
         "intersentence": {"masked": "stereoset-nsp", "causal": "stereoset-inter-causal"},
     }
     own_methods = INTRASENTENCE_METHODS  # a study scores intrasentence examples
+    curatable = True
+    writes_predictions = True  # the official predictions.json (evaluation.py's input)
 
     def evaluate(self, items: Sequence[Item], scores: Mapping[str, float], options: EvaluationOptions, *,
                  title: str | None = None) -> Evaluation:

@@ -151,6 +151,8 @@ class ReportProvenance:
     libraries: Mapping[str, str | None] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
     timestamp: str = ""
+    torch_num_threads: int | list[int] | None = None
+    deterministic: bool = False
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -166,6 +168,8 @@ class ReportProvenance:
             "scores_provenance": dict(self.scores_provenance),
             "libraries": dict(self.libraries),
             "extra": dict(self.extra),
+            "torch_num_threads": self.torch_num_threads,
+            "deterministic": self.deterministic,
             TIMESTAMP_FIELD: self.timestamp,
         }
 
@@ -186,6 +190,8 @@ class ReportProvenance:
             libraries=dict(data.get("libraries") or {}),
             extra=dict(data.get("extra") or {}),
             timestamp=str(data.get(TIMESTAMP_FIELD, "")),
+            torch_num_threads=data.get("torch_num_threads"),
+            deterministic=bool(data.get("deterministic", False)),
             schema_version=version,
         )
 
@@ -203,6 +209,11 @@ class ScoreProvenance:
         data: the data files scored.
         notes: what was skipped and why.
         runs: part -> the scorer's own record of that run (model hashes, method options, cache use …).
+        torch_num_threads: torch's intra-op thread count the scoring ran with (float32 sums are split
+            by it: numbers agree across counts within the tolerance of docs/scoring-settings.md, not
+            bit for bit); None when the runs do not say.
+        deterministic: the run asked for bit-reproducibility (``--deterministic``: one thread,
+            deterministic algorithms).
     """
 
     tool: ToolInfo
@@ -214,6 +225,8 @@ class ScoreProvenance:
     data: tuple[FileRef, ...] = ()
     notes: tuple[str, ...] = ()
     runs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    torch_num_threads: int | list[int] | None = None
+    deterministic: bool = False
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -236,6 +249,8 @@ class ScoreProvenance:
             "data": [{"file": f.path, "sha256": f.sha256} for f in self.data],
             "notes": list(self.notes),
             "runs": {p: dict(r) for p, r in self.runs.items()},
+            "torch_num_threads": self.torch_num_threads,
+            "deterministic": self.deterministic,
         }
 
     @classmethod
@@ -254,6 +269,8 @@ class ScoreProvenance:
             data=tuple(FileRef.from_dict(f) for f in data.get("data", ())),
             notes=tuple(data.get("notes") or ()),
             runs={p: dict(r) for p, r in (data.get("runs") or {}).items()},
+            torch_num_threads=data.get("torch_num_threads"),
+            deterministic=bool(data.get("deterministic", False)),
             schema_version=version,
         )
 
@@ -270,7 +287,37 @@ class ScoreProvenance:
         return cls(tool=tool or ToolInfo.current("score"), model=model, revision=revision,
                    methods={p: r["method"]["name"] for p, r in runs.items()}, benchmark=benchmark,
                    command=dict(command or {}), data=tuple(data), notes=tuple(notes),
-                   runs={p: dict(r) for p, r in runs.items()})
+                   runs={p: dict(r) for p, r in runs.items()}, torch_num_threads=scoring_threads(runs),
+                   deterministic=scoring_deterministic(runs))
+
+
+def _run_records(runs: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
+    """The ``run`` blocks of a score provenance's runs, or of a study's job -> run-record mapping."""
+    for record in runs.values():
+        if isinstance(record, Mapping) and isinstance(record.get("run"), Mapping):
+            yield record["run"]
+
+
+def scoring_threads(runs: Mapping[str, Any]) -> int | list[int] | None:
+    """torch's thread count the runs scored with (``run.torch_threads``): one int, the sorted distinct
+    counts when they differ (a Ray study's nodes), None when no run says."""
+    counts = sorted({r["torch_threads"] for r in _run_records(runs) if isinstance(r.get("torch_threads"), int)})
+    return None if not counts else counts[0] if len(counts) == 1 else counts
+
+
+def scoring_deterministic(runs: Mapping[str, Any]) -> bool:
+    """True when every run asked for bit-reproducibility (``run.settings.deterministic``)."""
+    flags = [bool((r.get("settings") or {}).get("deterministic", False)) for r in _run_records(runs)]
+    return bool(flags) and all(flags)
+
+
+def _scores_threads(scores_provenance: Mapping[str, Any]) -> tuple[int | list[int] | None, bool]:
+    """Thread count and determinism of the scores a report reads: the score file's own fields, else its
+    runs' records (a study passes job -> run record)."""
+    if "torch_num_threads" in scores_provenance:
+        return scores_provenance.get("torch_num_threads"), bool(scores_provenance.get("deterministic", False))
+    runs = scores_provenance.get("runs") if isinstance(scores_provenance.get("runs"), Mapping) else scores_provenance
+    return scoring_threads(runs), scoring_deterministic(runs)
 
 
 def build_provenance(
@@ -296,7 +343,10 @@ def build_provenance(
         n_per_slice: number of units per reported slice.
         scores_provenance: the scorer's own provenance block, kept verbatim.
         timestamp: fixed timestamp (tests); default now, UTC.
+
+    The scoring run's torch thread count and ``deterministic`` are read from ``scores_provenance``.
     """
+    threads, deterministic = _scores_threads(scores_provenance or {})
     return ReportProvenance(
         tool=ToolInfo.current(),
         data_files=tuple(FileRef.of(p) for p in data_files),
@@ -310,4 +360,6 @@ def build_provenance(
         libraries=library_versions(),
         extra=dict(extra or {}),
         timestamp=timestamp or utc_timestamp(),
+        torch_num_threads=threads,
+        deterministic=deterministic,
     ).to_dict()

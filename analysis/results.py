@@ -101,3 +101,78 @@ class MetricResult:
 
 def _finite_or_none(x: float) -> float | None:
     return x if math.isfinite(x) else None
+
+
+@dataclass(frozen=True)
+class HeadlineResult:
+    """One headline number of one model, as its benchmark reports it (a row of ``results.json``).
+
+    Every benchmark returns these from :meth:`~stereoset_eval.analysis.benchmarks.base.Benchmark.headline_results`;
+    the terminal table, ``results.json``, the leaderboard and the report's results section read
+    them without knowing which benchmark made them.
+
+    Attributes:
+        benchmark: display name of the slice (``StereoSet intrasentence``, ``CrowS-Pairs``, a study's name).
+        model / method: who was scored, and how (``a, b`` when two methods scored two tasks).
+        metric: display name of the metric (``ss``, ``metric score``, ``balanced ss (dimension)`` …).
+        value / ci / ideal / n: the number, its interval, what an unbiased model gets, units counted.
+        n_left_out / left_out_reason: units of the benchmark not counted in ``n``, and why
+            (pairs without a group value under the missing-group rule ``exclude`` …).
+        column: the terminal table's column (``ss / metric``, ``lms``, ``icat``, ``balanced ss`` …).
+        leaderboard: the leaderboard's column for it; None: not on the leaderboard.
+        ranked: it counts toward the leaderboard rank (distance from ``ideal``).
+        own_method: ``method`` is the benchmark's own reference code (preferred on the leaderboard).
+        limit: the run's ``--limit`` (a limited run is not a result).
+        reference / reference_source: the published number for the same model, method and split.
+    """
+
+    benchmark: str
+    model: str
+    method: str | None
+    metric: str
+    value: float | None
+    ci: ConfidenceInterval | None
+    ideal: float | None
+    n: int | None
+    n_left_out: int = 0
+    left_out_reason: str | None = None
+    column: str | None = None
+    leaderboard: str | None = None
+    ranked: bool = False
+    own_method: bool = False
+    limit: int | None = None
+    reference: float | None = None
+    reference_source: str | None = None
+
+    @classmethod
+    def of(cls, result: MetricResult, *, benchmark: str, model: str, method: str | None, metric: str | None = None,
+           **kw: Any) -> "HeadlineResult":
+        """The row of a :class:`MetricResult` (value, CI, ideal and n taken from it)."""
+        return cls(benchmark=benchmark, model=model, method=method, metric=metric or result.name.replace("_", " "),
+                   value=_finite_or_none(result.value), ci=result.ci, ideal=result.ideal, n=result.n, **kw)
+
+    @property
+    def ci_low(self) -> float | None:
+        return self.ci.low if self.ci is not None else None
+
+    @property
+    def ci_high(self) -> float | None:
+        return self.ci.high if self.ci is not None else None
+
+    def row(self) -> dict[str, Any]:
+        """The flat row of ``results.json``."""
+        return {"model": self.model, "method": self.method, "benchmark": self.benchmark, "metric": self.metric,
+                "value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high, "n": self.n,
+                "n_left_out": self.n_left_out, "left_out_reason": self.left_out_reason, "ideal": self.ideal,
+                "limit": self.limit, "reference": self.reference, "reference_source": self.reference_source}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field (``report.json``'s ``results``), read back by :meth:`from_dict`."""
+        return {**dataclasses.asdict(self), "ci": self.ci.to_dict() if self.ci else None}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "HeadlineResult":
+        names = {f.name for f in dataclasses.fields(cls)}
+        ci = data.get("ci")
+        return cls(**{**{k: v for k, v in data.items() if k in names},
+                      "ci": ConfidenceInterval(**ci) if isinstance(ci, Mapping) else None})

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the registry itself stays light (a study config is checked 
     from stereoset_eval.analysis.bootstrap import BootstrapConfig
     from stereoset_eval.analysis.pair_metrics import BalancedSS
     from stereoset_eval.analysis.report_model import Section
-    from stereoset_eval.analysis.results import MetricResult
+    from stereoset_eval.analysis.results import HeadlineResult, MetricResult
 
 
 def _default_bootstrap() -> "BootstrapConfig":
@@ -80,6 +80,25 @@ class EvaluationOptions:
 
 
 @dataclass(frozen=True)
+class HeadlineContext:
+    """Who an evaluation's headline results belong to (what the numbers alone do not say).
+
+    Attributes:
+        model: the model's name (a study's name for it, or the model id).
+        method: the scoring method(s) (``a, b`` for two tasks); None when unknown.
+        model_id: the hub id or folder (looks up published numbers); default ``model``.
+        part_methods: part of the benchmark (``intrasentence`` …) -> the method that scored it.
+        limit: the run's ``--limit`` (None: every item).
+    """
+
+    model: str
+    method: str | None = None
+    model_id: str | None = None
+    part_methods: Mapping[str, str] = field(default_factory=dict)
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
 class Evaluation:
     """One benchmark's results for one model.
 
@@ -112,6 +131,9 @@ class Evaluation:
     def n_per_slice(self) -> dict[str, int]:
         return self.benchmark.n_per_slice(self)
 
+    def headline_results(self, context: HeadlineContext) -> list["HeadlineResult"]:
+        return self.benchmark.headline_results(self, context)
+
 
 class Benchmark:
     """Base class: subclasses set the class attributes and implement :meth:`evaluate` and
@@ -134,6 +156,8 @@ class Benchmark:
             source may name it as ``from``).
         writes_predictions: ``score`` also writes the official predictions file (StereoSet's
             ``predictions.json``, keyed by part).
+        reference_methods: methods that are the benchmark's own reference code (the leaderboard
+            prefers them); None: the values of ``own_methods``.
     """
 
     name: ClassVar[str]
@@ -148,6 +172,7 @@ class Benchmark:
     rounds_scores: ClassVar[bool] = False
     curatable: ClassVar[bool] = False
     writes_predictions: ClassVar[bool] = False
+    reference_methods: ClassVar[frozenset[str] | None] = None
 
     def load(self, path: str | Path) -> list[Item]:
         """The items of a data file of this benchmark (format detected; another benchmark's file is an error)."""
@@ -180,6 +205,24 @@ class Benchmark:
         """Units per reported slice (for the provenance block)."""
         return self.balanced_n_per_slice(evaluation)
 
+    def headline_results(self, evaluation: Evaluation, context: HeadlineContext) -> list["HeadlineResult"]:
+        """The headline numbers of ``evaluation`` for the results table, ``results.json``, the
+        leaderboard and the report; default: ``evaluation.headline`` (ranked on the leaderboard),
+        then the balanced ss when balanced."""
+        from stereoset_eval.analysis.results import HeadlineResult
+
+        first = HeadlineResult.of(evaluation.headline, benchmark=evaluation.title, model=context.model,
+                                  method=context.method, own_method=self.is_reference_method(context.method),
+                                  limit=context.limit)
+        first = dataclasses.replace(first, column=first.metric, leaderboard=f"{evaluation.title} {first.metric}",
+                                    ranked=True)
+        return [first, *(r for r in self.balanced_results(evaluation, context) if r.metric != first.metric)]
+
+    def is_reference_method(self, method: str | None) -> bool:
+        """``method`` (or one of ``a, b``) is this benchmark's own reference code."""
+        ref = self.reference_methods if self.reference_methods is not None else frozenset(self.own_methods.values())
+        return bool(set((method or "").split(", ")) & ref)
+
     def distribution_by(self, options: EvaluationOptions) -> str:
         """The item attribute whose distribution the report shows."""
         return "bias_type"
@@ -206,6 +249,27 @@ class Benchmark:
         if evaluation.balanced is None:
             return []
         return [balanced_section(evaluation.balanced, model=model, benchmark=evaluation.title)]
+
+    def balanced_results(self, evaluation: Evaluation, context: HeadlineContext) -> list["HeadlineResult"]:
+        """pair ss (ranked on the leaderboard) and balanced ss of a balanced evaluation, with the
+        pairs the missing-group rule ``exclude`` left out of both (empty when not balanced)."""
+        from stereoset_eval.analysis.results import HeadlineResult
+
+        bal = evaluation.balanced
+        if bal is None:
+            return []
+        left = int(bal.options.get("excluded_untagged") or 0)
+        why = f"no {bal.group_by} value (missing-group rule 'exclude')" if left else None
+        own = self.is_reference_method(context.method)
+
+        def row(m: "MetricResult", metric: str, column: str, leaderboard: str | None) -> "HeadlineResult":
+            return HeadlineResult.of(m, benchmark=evaluation.title, model=context.model, method=context.method,
+                                     metric=metric, column=column, leaderboard=leaderboard,
+                                     ranked=leaderboard is not None, own_method=own, n_left_out=left,
+                                     left_out_reason=why, limit=context.limit)
+
+        return [row(bal.unbalanced, "pair ss", "ss / metric", f"{evaluation.title} pair ss"),
+                row(bal.balanced, f"balanced ss ({bal.group_by})", "balanced ss", None)]
 
     def balanced_n_per_slice(self, evaluation: Evaluation) -> dict[str, int]:
         bal = evaluation.balanced

@@ -83,8 +83,12 @@ def pairs_frame(items: Sequence[Item]) -> pd.DataFrame:
 
 
 def write_csv(df: pd.DataFrame, dest: Path) -> None:
+    """``df`` as CSV, atomically; a text cell a spreadsheet would run as a formula gets a leading
+    apostrophe (:mod:`stereoset_eval.foundation.csv_safe`; parquet, HF and JSON keep the exact text)."""
+    from stereoset_eval.foundation.csv_safe import safe_frame
+
     with atomic_path(dest, suffix=".csv") as tmp:
-        df.to_csv(tmp, index=False, lineterminator="\n")
+        safe_frame(df).to_csv(tmp, index=False, lineterminator="\n")
 
 
 def write_parquet(df: pd.DataFrame, dest: Path) -> None:

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from stereoset_eval.foundation.csv_safe import unsafe_frame
 from stereoset_eval.foundation.errors import DataFormatError
 from stereoset_eval.foundation.limits import check_field
 from stereoset_eval.curation.dimensions import DIMENSIONS
@@ -63,6 +64,8 @@ def load_pairs(path: str | Path) -> list[Item]:
     """Curated pairs from a CSV or parquet file written by ``stereoset-eval curate``."""
     path = Path(path)
     df = read_table(path)
+    if path.suffix.lower() in (".csv", ".tsv") and "source_id" in df.columns:  # written by ``curate``: its
+        df = unsafe_frame(df)  # formula-safe cells ('=… for =…) read back as the exact text
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise DataFormatError(path, f"missing required column(s) {missing}; found {list(df.columns)}")

@@ -115,6 +115,11 @@ option → `stereo`, anti-stereotype option → `antistereo`). The BMNE release 
 Left out: {len(removed)} pairs or instances ({', '.join(f'{v} {k}' for k, v in sorted(status_counts.items())) or 'none'});
 every one is listed in `removed.csv` with its rule and reason.
 
+Sentences that start with a formula character (`=`, `+`, `-`, `@`): {sum(any(f.rule == "formula_start" for f in it.flags) for it in result.items)} curated pairs
+(flag `formula_start` in `item_flags`). `pairs.csv` writes such a cell with a leading apostrophe
+(`'=…`) so a spreadsheet shows text; `pairs.parquet`, `hf_dataset/` and JSON keep the exact text,
+and `stereoset-eval` reads `pairs.csv` back as the exact text.
+
 Comparison with the BMNE release (which also applied human judgement, {'applied here: see the human review below' if human_review else 'not yet applied here'}):
 {bmne or '- (no BMNE source in this run)'}
 

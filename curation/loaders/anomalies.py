@@ -18,6 +18,12 @@ CrowS-Pairs:
     ``data/known_errata.json`` by the file's sha256 (original: row 709, trunks/bikini).
   * ``label_normalised`` — a bias-type or direction label that had to be normalised
     (revised file: ``Race-color`` and the bias type ``stereo``).
+
+Every benchmark (StereoSet, CrowS-Pairs, curated pair files):
+  * ``formula_start`` — a sentence (or a StereoSet context) starts with a character a spreadsheet
+    takes as a formula (``=``, ``+``, ``-``, ``@``, tab, CR; :mod:`stereoset_eval.foundation.csv_safe`).
+    Scores are unaffected; CSV exports write the cell with a leading apostrophe, parquet, HF
+    datasets and JSON keep the exact text. No sentence of the released benchmarks does.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from stereoset_eval.foundation.csv_safe import FORMULA_CHARS, starts_formula
 from stereoset_eval.foundation.items import Flag, Item
 from stereoset_eval.foundation.text_compare import comparison_form, how_they_differ
 
@@ -81,7 +88,19 @@ def stereoset_load_flags(items: list[Item]) -> list[Item]:
             ))
         else:
             seen[key] = item.id
+        flags[item.id].extend(formula_flags(item))
     return [item.with_flags(flags[item.id]) if flags.get(item.id) else item for item in items]
+
+
+def formula_flags(item: Item) -> list[Flag]:
+    """One ``formula_start`` warning per sentence (or context) of ``item`` a spreadsheet would run as a formula."""
+    texts = [("context", item.context)] if item.context else []
+    texts += [(s.role, s.text) for s in item.sentences]
+    return [Flag("formula_start", item.id, "warning",
+                 f"{role} starts with {text[0]!r}, which a spreadsheet runs as a formula; CSV exports write it "
+                 "with a leading apostrophe (parquet, HF datasets and JSON keep the exact text)",
+                 {"role": role, "sentence": text, "character": text[0], "formula_characters": list(FORMULA_CHARS)})
+            for role, text in texts if starts_formula(text)]
 
 
 @lru_cache(maxsize=1)
@@ -127,6 +146,7 @@ def crows_load_flags(items: list[Item], *, sha256: str) -> list[Item]:
             ))
         else:
             seen[key] = item.id
+        flags[item.id].extend(formula_flags(item))
         row_key = item.id.rsplit(":", 1)[-1]
         if row_key in errata:
             e = errata[row_key]

@@ -125,6 +125,10 @@ def _flag_identical(item: Item) -> Item:
     from stereoset_eval.curation.loaders.anomalies import identical_after_normalisation
     from stereoset_eval.foundation.text_compare import comparison_form
 
+    from stereoset_eval.curation.loaders.anomalies import formula_flags
+
+    if not any(f.rule == "formula_start" for f in item.flags):  # a file written before the flag existed
+        item = item.with_flags(formula_flags(item)) if formula_flags(item) else item
     more, less = item.text("sent_more"), item.text("sent_less")
     if comparison_form(more) != comparison_form(less) or any(f.rule == "identical_sentences" for f in item.flags):
         return item

@@ -78,7 +78,10 @@ def load_gold(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise GoldFormatError(f"{path}: gold file not found")
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    try:  # an empty file, a non-UTF-8 file, a quote never closed (found by tests/test_fuzz_readers.py)
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise GoldFormatError(f"{path}: not a gold CSV file: {' '.join(str(exc).split())}") from None
     missing = [c for c in GOLD_COLUMNS if c not in df.columns]
     if missing:
         raise GoldFormatError(f"{path}: missing column(s) {', '.join(missing)}")

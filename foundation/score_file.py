@@ -114,7 +114,12 @@ def _score(path: Path, value: Any, *, sentence_id: str, row: int | None) -> floa
         raise DataFormatError(
             path, f"score of sentence id {sentence_id!r} is {_short(value)}, not a number", row=row, field="score"
         )
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # a JSON integer of hundreds of digits (found by tests/test_fuzz_readers.py)
+        raise DataFormatError(
+            path, f"score of sentence id {sentence_id!r} is {_short(value)}, too large for a number", row=row,
+            field="score") from None
     if not math.isfinite(x):
         raise DataFormatError(
             path, f"score of sentence id {sentence_id!r} is {value!r}, not a finite number", row=row, field="score"

@@ -96,8 +96,9 @@ def score_items(
         ``cache_stats``.
     """
     from stereoset_eval.scoring.engine import collector_paused
+    from stereoset_eval.scoring.settings import execution
 
-    with collector_paused():
+    with collector_paused(), execution(settings or RunSettings()):  # deterministic="on": one thread, fixed algorithms
         return _score_items(items, model=model, method=method, options=options, settings=settings,
                             revision=revision, cache_dir=cache_dir, use_cache=use_cache, progress=progress,
                             shared=shared, load_from=load_from, keywords={"device": device, "dtype": dtype, "batch_tokens": batch_tokens,

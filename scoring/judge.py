@@ -14,7 +14,7 @@ decider. The evidence rules stay the default; pass the judge to
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 PROMPT = "Being {attribute} is a stereotype about"
 CONTINUATIONS = {"female": " women", "male": " men"}
@@ -34,6 +34,11 @@ class CausalLMJudge:
         self.device = device
         self._torch = torch
         self.name = f"causal-lm:{model} (min_margin={self.min_margin})"
+
+    def settings(self) -> dict[str, Any]:
+        """Every setting that can change a verdict, for provenance (as :meth:`ChatJudge.settings`)."""
+        return {"judge": "causal-lm", "name": self.name, "model": self.model_id, "min_margin": self.min_margin,
+                "device": self.device, "prompt": PROMPT, "continuations": dict(CONTINUATIONS)}
 
     def logprob(self, prompt: str, continuation: str) -> float:
         """Sum of log-probabilities of ``continuation``'s tokens after ``prompt``."""

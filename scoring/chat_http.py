@@ -17,6 +17,7 @@ refused connection, HTTP 500, another 4xx, or a reply that is not the OpenAI for
 from __future__ import annotations
 
 import email.utils
+import http.client
 import json
 import os
 import socket
@@ -162,7 +163,11 @@ class OpenAIChatBackend:
                 raise ChatFailure("connection", self._line(f"{where}: cannot connect ({exc.reason}): is the server "
                                                            "running at that address?")) from None
             except (ConnectionError, OSError) as exc:
-                raise ChatFailure("connection", self._line(f"{where}: the connection failed ({exc})")) from None
+                raise ChatFailure("connection", self._line(f"{where}: the connection failed "
+                                                           f"({type(exc).__name__}: {exc})")) from None
+            except http.client.HTTPException as exc:  # a status line or body HTTP cannot read
+                raise ChatFailure("malformed_response", self._line(f"{where}: the reply is not HTTP "
+                                                                   f"({type(exc).__name__}: {exc})")) from None
         raise AssertionError("unreachable")  # pragma: no cover  (the loop returns or raises)
 
     def _detail(self, exc: urllib.error.HTTPError) -> str:

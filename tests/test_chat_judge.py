@@ -51,6 +51,11 @@ class FakeServer:
                 fake.requests.append({"path": self.path, "headers": dict(self.headers),
                                       "body": json.loads(self.rfile.read(n))})
                 step = fake.script.pop(0) if fake.script else fake.default
+                if step in ("hang up", "garbage"):  # no HTTP reply at all
+                    if step == "garbage":
+                        self.wfile.write(b"this is not HTTP\r\n\r\n")
+                    self.close_connection = True
+                    return
                 status, headers, body, delay = step(self.headers) if callable(step) else step
                 time.sleep(delay)
                 try:
@@ -205,6 +210,13 @@ def test_malformed_replies_end_in_review(server, judge_for, step, failure) -> No
     v = judge_for()(["nurturing"], "female", "m", PAIR)
     assert (v.action, v.rule, v.evidence["failure"]) == ("review", "judge_unavailable", failure)
     assert v.evidence["error"] and "\n" not in v.evidence["error"] and v.reason.startswith("chat:fake-model: ")
+
+
+@pytest.mark.parametrize("step, failure", [("hang up", "connection"), ("garbage", "malformed_response")])
+def test_a_reply_that_is_not_http_ends_in_review(server, judge_for, step, failure) -> None:
+    server.script = [step]
+    v = judge_for()(["nurturing"], "female", "m", PAIR)
+    assert (v.action, v.evidence["failure"]) == ("review", failure) and "\n" not in v.evidence["error"]
 
 
 def test_answers_are_found_in_fences_and_chatter() -> None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from stereoset_eval.analysis.benchmarks import Benchmark, benchmark_for_source, source
+from stereoset_eval.analysis.benchmarks import Benchmark, benchmark_for_source, get_benchmark, source
 from stereoset_eval.study.config import BenchmarkSpec, StudyConfig
 from stereoset_eval.curation.loaders.download import fetch, manifest
 from stereoset_eval.foundation.errors import StereosetEvalError
@@ -78,19 +78,30 @@ def resolve_file(spec: BenchmarkSpec, *, data_dir: str | None, download: bool) -
             raise BenchmarkDataError(f"benchmark {spec.name!r}: data file {path} does not exist "
                                      f"(`data` is a manifest name or a file path)")
         return path
-    names = benchmark_for_source(spec.source).default_files  # tried in order, local copies first
+    return resolve_benchmark_file(benchmark_for_source(spec.source).name, data_dir=data_dir, download=download,
+                                  label=spec.name)
+
+
+def resolve_benchmark_file(benchmark: str, *, data_dir: str | Path | None, download: bool,
+                           label: str | None = None) -> Path:
+    """The default data file of ``benchmark``: its manifest files tried in order, local copies first, then a
+    download of the first (when ``download``). Studies and the single-benchmark commands share it, so the
+    offline message is the same everywhere (``label``: the study's name for the benchmark)."""
+    names = get_benchmark(benchmark).default_files
     errors = []
     for name in names:  # files already present first, without downloading
         try:
             return fetch(name, data_directory=data_dir, download=False)
         except StereosetEvalError as exc:
             errors.append(str(exc))
-    if download:
+    if download and names:
         try:
             return fetch(names[0], data_directory=data_dir, download=True)
         except StereosetEvalError as exc:
             errors.append(str(exc))
-    raise BenchmarkDataError(f"benchmark {spec.name!r}: no data file found; " + "; ".join(errors))
+    if not names:
+        errors.append("it has no default file; give its data file (--data, or `data` in a study)")
+    raise BenchmarkDataError(f"benchmark {label or benchmark!r}: no data file found; " + "; ".join(errors))
 
 
 def _load_file(spec: BenchmarkSpec, path: Path) -> list[Item]:
@@ -143,7 +154,9 @@ def _curate(spec: BenchmarkSpec, origin: list[Item]) -> tuple[list[Item], dict[s
                                  f"got {list(spec.bias_types)}")
     config = CurationConfig(bias_type=spec.bias_types[0]) if spec.bias_types else CurationConfig()
     result = curate_items(origin, config=config)
-    return list(result.items), result.provenance
+    # a study scores what the rules suggest for every item (no person has reviewed them): said in provenance
+    return result.suggested_items(), {**result.provenance, "scored_set": "rule suggestions for every item "
+                                      f"({result.decided_counts()['review']} of them not decided automatically)"}
 
 
 def load_benchmarks(config: StudyConfig) -> dict[str, BenchmarkData]:

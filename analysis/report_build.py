@@ -1,89 +1,70 @@
-"""Assemble reports: one model (:func:`build_report`) or a study of many (:func:`build_study_report`).
+"""Assemble one model's report (:func:`build_report`) and the correlation sections a study adds.
 
 Library first, CLI on top: ``stereoset-eval report`` calls :func:`build_report` then
-:func:`stereoset_eval.analysis.report_writer.write_report`; a ``study`` command passes several
-:class:`ModelResults` plus correlation tables to :func:`build_study_report`.
+:func:`stereoset_eval.analysis.report_writer.write_report`. The headline results come from each
+benchmark (:meth:`~stereoset_eval.analysis.benchmarks.base.Benchmark.headline_results`) and
+lead the report in one section (:func:`~stereoset_eval.analysis.results_table.results_section`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from stereoset_eval.analysis.correlation import BalanceTable, Correlation
-from stereoset_eval.analysis.crows_metric import CrowsResult
-from stereoset_eval.analysis.pair_metrics import BalancedSS
 from stereoset_eval.analysis.report_model import Figure, Report, Section, Table, fmt
 from stereoset_eval.analysis.report_plots import benchmark_scatter
-from stereoset_eval.analysis.report_sections import balanced_section, crows_section, pair_ss_section, stereoset_section
-from stereoset_eval.analysis.results import MetricResult
-from stereoset_eval.analysis.stereoset_metrics import StereoSetEvaluation
+from stereoset_eval.analysis.results import HeadlineResult
+from stereoset_eval.analysis.results_table import report_limit, results_section
 
 if TYPE_CHECKING:
-    from stereoset_eval.analysis.benchmarks.base import Evaluation
+    from stereoset_eval.analysis.benchmarks.base import Evaluation, HeadlineContext
 
 
 @dataclass(frozen=True)
 class ModelResults:
-    """Everything computed for one model; any part may be absent.
-
-    ``pair_ss`` and ``balanced`` are keyed by benchmark name (e.g. ``BMNE-StereoSet``).
-    ``evaluations`` are registered benchmarks' results
-    (:meth:`stereoset_eval.analysis.benchmarks.base.Benchmark.evaluate`); they render themselves,
-    after the fixed parts.
-    """
+    """Everything computed for one model: its benchmarks' evaluations
+    (:meth:`stereoset_eval.analysis.benchmarks.base.Benchmark.evaluate`), which render themselves."""
 
     model: str
-    stereoset: StereoSetEvaluation | None = None
-    stereoset_micro: StereoSetEvaluation | None = None
-    crows: CrowsResult | None = None
-    crows_benchmark: str = "CrowS-Pairs"
-    pair_ss: Mapping[str, MetricResult] = field(default_factory=dict)
-    balanced: Mapping[str, BalancedSS] = field(default_factory=dict)
     evaluations: Sequence["Evaluation"] = ()
 
     def sections(self) -> list[Section]:
-        out = []
-        if self.stereoset is not None:
-            out.append(stereoset_section(self.stereoset, model=self.model))
-        if self.stereoset_micro is not None:
-            out.append(stereoset_section(self.stereoset_micro, model=self.model))
-        if self.crows is not None:
-            out.append(crows_section(self.crows, model=self.model, benchmark=self.crows_benchmark))
-        for bench, res in self.pair_ss.items():
-            out.append(pair_ss_section(res, model=self.model, benchmark=bench))
-        for bench, bal in self.balanced.items():
-            out.append(balanced_section(bal, model=self.model, benchmark=bench))
-        for ev in self.evaluations:
-            out.extend(ev.sections(model=self.model))
-        return out
+        return [s for ev in self.evaluations for s in ev.sections(model=self.model)]
 
     def n_per_slice(self) -> dict[str, int]:
         """Units per reported slice (for the provenance block)."""
-        n: dict[str, int] = {}
-        for ev in (self.stereoset, self.stereoset_micro):
-            if ev is not None:
-                n.update({f"stereoset/{ev.variant}/{k}": s.n_examples for k, s in ev.scopes.items()})
-        if self.crows is not None:
-            n[f"{self.crows_benchmark}/all"] = self.crows.n_pairs
-            n.update({f"{self.crows_benchmark}/{b}": r.n for b, r in self.crows.per_bias_type.items()})
-        n.update({f"{b}/pair_ss": r.n for b, r in self.pair_ss.items()})
-        for b, bal in self.balanced.items():
-            n.update({f"{b}/{bal.group_by}/{g}": s.n for g, s in bal.groups.items()})
-        for evaluation in self.evaluations:
-            n.update(evaluation.n_per_slice())
-        return n
+        return {k: v for ev in self.evaluations for k, v in ev.n_per_slice().items()}
+
+    def headline_results(self, context: "HeadlineContext") -> list[HeadlineResult]:
+        return [r for ev in self.evaluations for r in ev.headline_results(context)]
+
+
+def context_of(model: str, provenance: Mapping[str, Any]) -> "HeadlineContext":
+    """Who a one-model report's numbers belong to, read from its provenance block: the method,
+    the method of each scored part (a score file's runs) and ``--limit``."""
+    from stereoset_eval.analysis.benchmarks.base import HeadlineContext
+
+    runs = (provenance.get("scores_provenance") or {}).get("runs") or {}
+    parts = {p: str(r["method"]["name"]) for p, r in runs.items()
+             if isinstance(r, Mapping) and isinstance(r.get("method"), Mapping) and r["method"].get("name")}
+    method = provenance.get("method")
+    return HeadlineContext(model=model, method=str(method) if method else None, part_methods=parts,
+                           limit=report_limit({"provenance": provenance}))
 
 
 def build_report(
     results: ModelResults, provenance: Mapping[str, Any], *, title: str | None = None, extra: Sequence[Section] = ()
 ) -> Report:
-    """The report of one model: its result sections, then ``extra`` sections (distributions …)."""
+    """The report of one model: its headline results, its result sections, then ``extra`` sections (distributions …)."""
+    rows = tuple(results.headline_results(context_of(results.model, provenance)))
     sections = tuple(results.sections()) + tuple(extra)
     if not sections:
         raise ValueError(f"nothing to report for {results.model}: no results given")
-    return Report(title=title or f"stereoset-eval report: {results.model}", sections=sections, provenance=provenance)
+    lead = (results_section(rows),) if rows else ()
+    return Report(title=title or f"stereoset-eval report: {results.model}", sections=lead + sections,
+                  provenance=provenance, results=rows)
 
 
 #: one model's CI (low, high), or None where it has none
@@ -190,28 +171,3 @@ def balance_table_section(table: BalanceTable, *, key: str = "balance-table") ->
         data=table.to_dict(),
     )
 
-
-def build_study_report(
-    models: Sequence[ModelResults],
-    provenance: Mapping[str, Any],
-    *,
-    title: str = "stereoset-eval study",
-    correlations: Mapping[str, Correlation] | None = None,
-    by_category: Mapping[str, Correlation] | None = None,
-    balance: BalanceTable | None = None,
-    extra: Sequence[Section] = (),
-) -> Report:
-    """Several models' sections followed by the cross-benchmark correlation sections."""
-    sections: list[Section] = [s for m in models for s in m.sections()]
-    if correlations:
-        sections.append(correlation_section(correlations, key="correlation", title="Cross-benchmark Spearman ρ"))
-    if by_category:
-        sections.append(
-            correlation_section(
-                by_category, key="correlation-by-category", title="Cross-benchmark Spearman ρ per category"
-            )
-        )
-    if balance is not None:
-        sections.append(balance_table_section(balance))
-    sections.extend(extra)
-    return Report(title=title, sections=tuple(sections), provenance=provenance)

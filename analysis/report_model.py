@@ -1,6 +1,7 @@
 """The report as data: sections of tables, figures and machine-readable results, plus provenance.
 
-Builders (:mod:`stereoset_eval.analysis.report_sections`, :mod:`stereoset_eval.analysis.report_study`) make sections;
+Builders (:mod:`stereoset_eval.analysis.report_sections`, :mod:`stereoset_eval.analysis.report_build`,
+:mod:`stereoset_eval.study.report`) make sections;
 writers (:mod:`stereoset_eval.analysis.report_json`, :mod:`stereoset_eval.analysis.report_markdown`,
 :mod:`stereoset_eval.analysis.report_html`) render a :class:`Report`. A one-model report and a study of many
 models are the same type: a study just holds more sections, so sections compose freely.
@@ -11,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+from stereoset_eval.analysis.results import HeadlineResult
 
 
 @dataclass(frozen=True)
@@ -83,11 +86,17 @@ class Section:
 
 @dataclass(frozen=True)
 class Report:
-    """A titled list of sections with one provenance block."""
+    """A titled list of sections with one provenance block and the headline results.
+
+    ``results`` are the benchmarks' own headline numbers
+    (:meth:`~stereoset_eval.analysis.benchmarks.base.Benchmark.headline_results`): the terminal
+    table, ``results.json`` and the leaderboard read them (written to report.json as ``results``).
+    """
 
     title: str
     sections: tuple[Section, ...]
     provenance: Mapping[str, Any]
+    results: tuple[HeadlineResult, ...] = ()
 
     def __post_init__(self) -> None:
         keys = [s.key for s in self.sections]
@@ -104,6 +113,7 @@ class Report:
             "title": self.title,
             "provenance": dict(self.provenance),
             "sections": [s.to_dict() for s in self.sections],
+            "results": [r.to_dict() for r in self.results],
         }
 
 

@@ -6,14 +6,13 @@ run that swaps its output folder in whole carries it in the same set.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from stereoset_eval.analysis.report_html import render_html
 from stereoset_eval.analysis.report_json import report_to_json
 from stereoset_eval.analysis.report_markdown import render_markdown
 from stereoset_eval.analysis.report_model import Report
-from stereoset_eval.analysis.results_table import report_limit, result_rows, results_json
+from stereoset_eval.analysis.results_table import result_rows, results_json
 from stereoset_eval.foundation.atomic import atomic_write_text
 
 FILES: dict[str, str] = {"json": "report.json", "markdown": "report.md", "html": "report.html"}
@@ -29,6 +28,4 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
         "markdown": atomic_write_text(out / FILES["markdown"], render_markdown(report)),
         "html": atomic_write_text(out / FILES["html"], render_html(report)),
     }
-    data = json.loads(text)
-    rows = result_rows(data, limit=report_limit(data))
-    return {**written, "results": atomic_write_text(out / RESULTS_FILE, results_json(rows))}
+    return {**written, "results": atomic_write_text(out / RESULTS_FILE, results_json(result_rows(report)))}

@@ -1,12 +1,13 @@
 """The study report, laid out like the BMNE paper (Zakizadeh & Pilehvar 2025):
 
 1. overview — models (id, revision, weights sha256), benchmarks (files, counts), jobs (cache hits);
-2. Table 4 — Spearman ρ between benchmarks across models, pre- and post-balance, per protocol;
-3. Table 5 — ρ per stereotype category;
-4. Table 6 — per model, pre- and post-balance ss of two benchmarks, with the ρ of each stage;
-5. Figure 2 — the category distribution of each balanced benchmark;
-6. per-benchmark ss with confidence intervals, one table per protocol;
-7. details — every job's own section (StereoSet lms/ss/icat, CrowS summary, balanced ss).
+2. the leaderboard and every headline result (as each benchmark gives them, with n and what was left out);
+3. Table 4 — Spearman ρ between benchmarks across models, pre- and post-balance, per protocol;
+4. Table 5 — ρ per stereotype category;
+5. Table 6 — per model, pre- and post-balance ss of two benchmarks, with the ρ of each stage;
+6. Figure 2 — the category distribution of each balanced benchmark;
+7. per-benchmark ss with confidence intervals, one table per protocol;
+8. details — every job's own section (StereoSet lms/ss/icat, CrowS summary, balanced ss).
 
 Built from :mod:`stereoset_eval.analysis.report_model` parts, rendered by :func:`stereoset_eval.analysis.report_writer.write_report`.
 """
@@ -23,7 +24,9 @@ from stereoset_eval.analysis.report_build import balance_table_section
 from stereoset_eval.analysis.report_plots import benchmark_scatter
 from stereoset_eval.analysis.report_model import Figure, Report, Section, Table, fmt
 from stereoset_eval.analysis.report_flags import flags_section
-from stereoset_eval.analysis.results_table import LEADERBOARD_NOTE, leaderboard, leaderboard_table, result_rows
+from stereoset_eval.analysis.benchmarks import HeadlineContext
+from stereoset_eval.analysis.results import HeadlineResult
+from stereoset_eval.analysis.results_table import leaderboard_section, results_section
 from stereoset_eval.study.analyse import ALL, POST, PRE, Cell, JobMetrics, StudyAnalysis, Table6
 from stereoset_eval.study.benchmarks import BenchmarkData
 from stereoset_eval.study.config import StudyConfig
@@ -240,18 +243,11 @@ def overview_section(config: StudyConfig, benchmarks: Mapping[str, BenchmarkData
     )
 
 
-def leaderboard_section(details: Sequence[Section], provenance: Mapping[str, Any]) -> Section:
-    """One row per model: each benchmark's headline score with its CI, StereoSet icat, and the rank
-    (:func:`stereoset_eval.analysis.results_table.leaderboard`, the same rows the terminal shows)."""
-    rows = result_rows({"sections": [s.to_dict() for s in details], "provenance": dict(provenance)})
-    header, body = leaderboard_table(rows)
-    _, board = leaderboard(rows)
-    return Section("leaderboard", "Leaderboard", tables=(Table("models ranked by distance from ss = 50", header, body),),
-                   notes=(LEADERBOARD_NOTE,),
-                   data={"rows": [{"model": r.model, "rank": r.rank, "mean_abs_ss_minus_50": r.bias,
-                                   "cells": {c: {"value": v.value, "ci_low": v.ci_low, "ci_high": v.ci_high,
-                                                 "method": v.method, "benchmark": v.benchmark, "metric": v.metric}
-                                             for c, v in r.cells.items()}} for r in board]})
+def headline_results(analysis: StudyAnalysis, config: StudyConfig) -> list[HeadlineResult]:
+    """Every job's headline results, as its benchmark gives them (model by its study name)."""
+    return [r for jm in analysis.metrics
+            for r in jm.evaluation.headline_results(HeadlineContext(model=jm.job.model.name, method=jm.job.method,
+                                                                    model_id=jm.job.model.id, limit=config.limit))]
 
 
 def build_study_report(config: StudyConfig, benchmarks: Mapping[str, BenchmarkData], results: Sequence[JobResult],
@@ -259,10 +255,11 @@ def build_study_report(config: StudyConfig, benchmarks: Mapping[str, BenchmarkDa
                        provenance: Mapping[str, Any]) -> Report:
     """The whole report (see the module docstring for its layout)."""
     details = detail_sections(analysis.metrics)
+    rows = headline_results(analysis, config)
     sections = [overview_section(config, benchmarks, results, kinds, executor),
-                leaderboard_section(details, provenance), table4_section(analysis),
+                leaderboard_section(rows), results_section(rows), table4_section(analysis),
                 table5_section(analysis), *table6_sections(analysis),
                 figure2_section(benchmarks, config.analysis.balance_by), *scores_sections(analysis, config),
                 *(flags_section(b.items, benchmark=name) for name, b in benchmarks.items()),
                 *details]  # details last: the HTML folds them at the end
-    return Report(title=config.title, sections=tuple(sections), provenance=provenance)
+    return Report(title=config.title, sections=tuple(sections), provenance=provenance, results=tuple(rows))

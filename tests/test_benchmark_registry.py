@@ -105,8 +105,9 @@ def test_a_registered_benchmark_runs_through_report(toy, tmp_path, capsys):
                  "--out", str(out), "--model", "toy-model", "--bootstrap", "50"]) == 0
     doc = json.loads((out / "report.json").read_text())
     keys = [s["key"] for s in doc["sections"]]
-    assert keys == ["toy/Toy preference/toy-model", "distribution/Toy preference/bias_type", "flags/Toy preference"]
-    pref = doc["sections"][0]["data"]["preference"]
+    assert keys == ["results", "toy/Toy preference/toy-model", "distribution/Toy preference/bias_type",
+                    "flags/Toy preference"]
+    pref = doc["sections"][1]["data"]["preference"]
     assert pref["n"] == 12 and pref["ci"]["n_resamples"] == 50
     assert doc["provenance"]["n_per_slice"] == {"Toy preference/all": 12}
 

@@ -13,11 +13,12 @@ import matplotlib.image as mpimg
 import pandas as pd
 import pytest
 
-from stereoset_eval.analysis.bootstrap import BootstrapConfig, balanced_ss_with_ci, crows_with_ci, stereoset_with_ci
+from stereoset_eval.analysis.benchmarks import EvaluationOptions, get_benchmark
+from stereoset_eval.analysis.bootstrap import BootstrapConfig, balanced_ss_with_ci
 from stereoset_eval.cli.main import main
 from stereoset_eval.analysis.correlation import balance_table, spearman
 from stereoset_eval.foundation.provenance import build_provenance
-from stereoset_eval.analysis.report_build import balance_table_section, ModelResults, build_report, build_study_report
+from stereoset_eval.analysis.report_build import ModelResults, balance_table_section, build_report, correlation_section
 from stereoset_eval.analysis.report_model import Report, Section
 from stereoset_eval.analysis.report_sections import distribution_section
 from stereoset_eval.analysis.report_writer import write_report
@@ -66,13 +67,12 @@ def toy_results(model="toy-model", seed=0):
             )
         )
         pscores.update(pair_scores(pid, -float((i + seed) % 5), -float(i % 3)))
-    results = ModelResults(
-        model=model,
-        stereoset=stereoset_with_ci(items, scores, config=CFG),
-        stereoset_micro=stereoset_with_ci(items, scores, variant="micro", config=CFG),
-        crows=crows_with_ci(pairs, pscores, config=CFG),
-        balanced={"toy pairs": balanced_ss_with_ci(pairs, pscores, config=CFG)},
-    )
+    results = ModelResults(model=model, evaluations=(
+        get_benchmark("stereoset").evaluate(items, scores, EvaluationOptions(bootstrap=CFG, micro=True)),
+        get_benchmark("crows-pairs").evaluate(pairs, pscores, EvaluationOptions(bootstrap=CFG)),
+        get_benchmark("pairs").evaluate(pairs, pscores, EvaluationOptions(bootstrap=CFG, pair_ss_section=False),
+                                        title="toy pairs"),
+    ))
     return results, items, pairs
 
 
@@ -130,8 +130,10 @@ def test_html_report_is_self_contained_and_lists_provenance(tmp_path):
     doc = json.loads(paths["json"].read_text())
     assert doc["provenance"]["model"] == {"id": "toy-model", "revision": "abc123"}
     keys = [s["key"] for s in doc["sections"]]
-    assert keys[:2] == ["stereoset-official/toy-model", "stereoset-micro/toy-model"]
-    official = doc["sections"][0]["data"]
+    assert keys[:3] == ["results", "stereoset-official/toy-model", "stereoset-micro/toy-model"]  # headline first
+    assert [(r["benchmark"], r["metric"]) for r in doc["results"]][2::3] == [
+        ("StereoSet intrasentence", "icat"), ("StereoSet intrasentence (micro)", "icat"), ("toy pairs", "balanced ss (dimension)")]
+    official = doc["sections"][1]["data"]
     assert official["variant"] == "official" and official["scopes"]["overall"]["ss"]["ci"]["seed"] == 3
     assert doc["provenance"]["n_per_slice"]["stereoset/official/overall"] == 24
 
@@ -154,8 +156,8 @@ def test_two_runs_identical_except_timestamp(tmp_path):
 
 def test_study_report_composes_models_and_correlations(tmp_path):
     models = [toy_results(f"m{i}", seed=i)[0] for i in range(4)]
-    crows = [m.crows.metric.value for m in models]
-    ss = [m.stereoset["overall"].ss.value for m in models]
+    crows = [m.evaluations[1].parts["crows"].metric.value for m in models]
+    ss = [m.evaluations[0].parts["official"]["overall"].ss.value for m in models]
     corr = {
         "overall ss": spearman(
             crows, ss, labels=[m.model for m in models], x_name="CrowS-Pairs", y_name="StereoSet", permutations=100
@@ -167,12 +169,14 @@ def test_study_report_composes_models_and_correlations(tmp_path):
                 "model": [m.model for m in models],
                 "x_pre": crows,
                 "y_pre": ss,
-                "x_post": [m.balanced["toy pairs"].balanced.value for m in models],
+                "x_post": [m.evaluations[2].post.value for m in models],
                 "y_post": ss,
             }
         )
     )
-    report = build_study_report(models, build_provenance(timestamp="t"), correlations=corr, balance=bt)
+    report = Report("study", (*(s for m in models for s in m.sections()),
+                              correlation_section(corr, key="correlation", title="Cross-benchmark Spearman ρ"),
+                              balance_table_section(bt)), build_provenance(timestamp="t"))
     keys = [s.key for s in report.sections]
     assert "correlation" in keys and "balance-table" in keys and "crows/CrowS-Pairs/m3" in keys
     table6 = next(s for s in report.sections if s.key == "balance-table")
@@ -209,7 +213,7 @@ def test_cli_report_stereoset_predictions(ids_csv, data_dir, tmp_path, capsys):
     d2 = json.loads((tmp_path / "r2" / "report.json").read_text())
     d1["provenance"].pop("timestamp"), d2["provenance"].pop("timestamp")
     assert d1 == d2
-    official = d1["sections"][0]["data"]["official_format"]
+    official = d1["sections"][1]["data"]["official_format"]
     published = json.loads((data_dir / "reference-results" / "stereoset_dev_scores_nadeem2021.json").read_text())
     assert official["overall"]["SS Score"] == pytest.approx(
         published["bert-base-cased"]["overall"]["SS Score"], abs=1e-9
@@ -312,7 +316,8 @@ def test_cli_report_takes_model_and_method_from_score_file_provenance(crows_csv,
     doc = json.loads((out / "report.json").read_text())
     assert doc["provenance"]["model"] == {"id": "tiny-bert", "revision": "r1"}
     assert doc["provenance"]["method"] == "crows-nangia" and doc["provenance"]["scores_provenance"] == prov
-    assert doc["sections"][0]["key"] == "crows/CrowS-Pairs/tiny-bert"
+    assert [s["key"] for s in doc["sections"][:2]] == ["results", "crows/CrowS-Pairs/tiny-bert"]
+    assert doc["results"][0]["method"] == "crows-nangia" and doc["results"][0]["model"] == "tiny-bert"
 
 
 @pytest.mark.parametrize("opt, message", [(["--bootstrap", "0"], "n_resamples"), (["--ci-level", "95"], "level")])

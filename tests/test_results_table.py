@@ -1,4 +1,5 @@
-"""The terminal results table and results.json: read from the report's data, never recomputed."""
+"""The terminal results table, results.json and the leaderboard: read from the benchmarks' typed
+headline results, never recomputed and never recognised by benchmark name."""
 
 from __future__ import annotations
 
@@ -6,58 +7,102 @@ import json
 
 import pytest
 
+from stereoset_eval.analysis.benchmarks import EvaluationOptions, HeadlineContext, get_benchmark
+from stereoset_eval.analysis.bootstrap import BootstrapConfig
+from stereoset_eval.analysis.report_build import ModelResults, build_report
+from stereoset_eval.analysis.report_model import Report
+from stereoset_eval.analysis.results import ConfidenceInterval, HeadlineResult
 from stereoset_eval.analysis.results_table import (
-    format_table, mark_limited, reference_scores, result_rows, results_json, table_title,
+    format_leaderboard, format_table, leaderboard, mark_limited, result_rows, results_json, table_title,
 )
+from stereoset_eval.analysis.stereoset_reference import REFERENCE_SOURCE, published, reference_scores
+from stereoset_eval.analysis.toy_items import pair_item, pair_scores, stereoset_item, stereoset_scores
 from stereoset_eval.cli.main import main
 
-
-def _metric(name, value, low, high, n, ideal):
-    return {"name": name, "value": value, "n": n, "ideal": ideal, "ci": {"low": low, "high": high}}
+CFG = BootstrapConfig(n_resamples=50, seed=1)
 
 
-def _stereoset_section(model, scopes, key="stereoset-official/m"):
-    return {"key": key, "title": "t", "data": {"model": model, "variant": "official", "scopes": {
-        scope: {m: _metric(m, v, v - 1, v + 1, n, 50.0 if m == "ss" else 100.0) for m, v in metrics.items()}
-        for scope, (n, metrics) in scopes.items()}}}
+def _stereoset(task_items: dict[str, int]):
+    items, scores = [], {}
+    for task, n in task_items.items():
+        for i in range(n):
+            iid = f"{task[:5]}{i}"
+            items.append(stereoset_item(iid, target=f"t{i % 3}", task=task))
+            scores.update(stereoset_scores(iid, -float(i % 3), -float(i % 2), -3.0))
+    return get_benchmark("stereoset").evaluate(items, scores, EvaluationOptions(bootstrap=CFG))
 
 
-def test_published_dev_scores_are_shown_when_model_method_and_split_match():
-    report = {"provenance": {"method": "stereoset-causal, stereoset-inter-causal", "model": {"id": "gpt2"}},
-              "sections": [_stereoset_section("gpt2", {"intrasentence/overall": (2106, {"ss": 62.0, "lms": 91.0}),
-                                                        "intersentence/overall": (2123, {"ss": 58.0})})]}
+def test_published_dev_scores_need_model_method_split_and_no_limit():
+    ref = reference_scores()["gpt2"]
+    assert published("gpt2", "stereoset-causal", "intrasentence", "ss", 2106, "official") == pytest.approx(
+        ref["intrasentence"]["overall"]["SS Score"])
+    assert published("gpt2", "stereoset-causal, stereoset-inter-causal", "overall", "icat", 2106 + 2123,
+                     "official") == pytest.approx(ref["overall"]["ICAT Score"])
+    assert published("gpt2", "causal-ll", "intrasentence", "ss", 2106, "official") is None  # not the paper's method
+    assert published("gpt2", "stereoset-causal", "intrasentence", "ss", 2000, "official") is None  # not the full split
+    assert published("gpt2", "stereoset-causal", "intrasentence", "ss", 2106, "micro") is None
+    assert published("my-model", "stereoset-causal", "intrasentence", "ss", 2106, "official") is None
+    row = HeadlineResult("StereoSet intrasentence", "gpt2", "stereoset-causal", "ss", 60.0, None, 50.0, 2106,
+                         reference=61.0, reference_source=REFERENCE_SOURCE)
+    report = Report("r", (), {}, results=(row,))
+    assert result_rows(report)[0].reference == 61.0 and "published ss · lms · icat" in format_table([row])
+    assert result_rows(report, limit=10)[0].reference is None  # a limited run shows none
+
+
+def test_stereoset_gives_each_task_and_both_and_never_a_one_task_overall():
+    one = _stereoset({"intrasentence": 6}).headline_results(HeadlineContext("m", "pll"))
+    assert [(r.benchmark, r.metric) for r in one] == [("StereoSet intrasentence", m) for m in ("lms", "ss", "icat")]
+    both = _stereoset({"intrasentence": 6, "intersentence": 4}).headline_results(
+        HeadlineContext("m", "a, b", part_methods={"intrasentence": "a", "intersentence": "b"}))
+    assert [r.benchmark for r in both[::3]] == ["StereoSet intrasentence", "StereoSet intersentence",
+                                                "StereoSet intra+inter overall"]
+    assert [r.method for r in both[::3]] == ["a", "b", "a, b"]
+    assert [(r.metric, r.leaderboard, r.ranked) for r in both if r.leaderboard] == [
+        ("ss", "StereoSet ss", True), ("icat", "StereoSet icat", False)]  # of both tasks only
+    assert [r.n for r in both[::3]] == [6, 4, 10] and all(r.n_left_out == 0 for r in both)
+
+
+def _curated(with_untagged: int):
+    items = [pair_item(f"p{i}", dimension=None if i < with_untagged else ["Roles", "Traits"][i % 2],
+                       direction="stereo") for i in range(12)]
+    scores = {k: v for i in range(12) for k, v in pair_scores(f"p{i}", -float(i % 3), -1.0).items()}
+    return items, scores
+
+
+def test_pairs_left_out_are_counted_with_the_reason_in_the_table_results_json_and_the_report():
+    items, scores = _curated(with_untagged=2)
+    ev = get_benchmark("pairs").evaluate(items, scores, EvaluationOptions(bootstrap=CFG))  # missing-group: exclude
+    report = build_report(ModelResults("m", (ev,)), {"method": "pll"})
     rows = result_rows(report)
-    published = reference_scores()["gpt2"]
-    ss_intra = next(r for r in rows if r.benchmark == "StereoSet intrasentence" and r.metric == "ss")
-    assert ss_intra.reference == pytest.approx(published["intrasentence"]["overall"]["SS Score"])
-    assert ss_intra.reference_source.startswith("Nadeem et al. 2021")
-    assert "published ss · lms · icat" in format_table(rows)
-    # a limited run or a model without published numbers gets none
-    assert all(r.reference is None for r in result_rows(report, limit=10))
-    other = {**report, "sections": [_stereoset_section("my-model", {"intrasentence/overall": (2106, {"ss": 60.0})})]}
-    assert all(r.reference is None for r in result_rows(other))
+    assert [(r.metric, r.n, r.n_left_out) for r in rows] == [("pair ss", 10, 2), ("balanced ss (dimension)", 10, 2)]
+    assert all(r.left_out_reason == "no dimension value (missing-group rule 'exclude')" for r in rows)
+    flat = json.loads(results_json(rows))
+    assert flat[0]["n"] == 10 and flat[0]["n_left_out"] == 2 and "exclude" in flat[0]["left_out_reason"]
+    table = format_table(rows)
+    assert "|  n | left out |" in table and "| 10 |        2 |" in table
+    assert "m, Harmonised pairs: 2 left out — no dimension value (missing-group rule 'exclude')" in table
+    section = report.sections[0]
+    assert section.key == "results" and section.tables[0].rows[0][-3:] == (
+        "10", "2", "no dimension value (missing-group rule 'exclude')")
+    own = get_benchmark("pairs").evaluate(items, scores, EvaluationOptions(bootstrap=CFG, missing_group="own-group"))
+    assert [(r.n, r.n_left_out) for r in own.headline_results(HeadlineContext("m"))] == [(12, 0), (12, 0)]
 
 
-def test_a_study_overall_of_one_task_is_not_labelled_overall():
-    section = _stereoset_section("m · pll", {"intrasentence/overall": (5, {"ss": 60.0}), "overall": (5, {"ss": 60.0})},
-                                 key="detail/StereoSet/m/pll")
-    rows = result_rows({"provenance": {}, "sections": [section]})
-    assert [(r.model, r.method, r.benchmark) for r in rows] == [("m", "pll", "StereoSet intrasentence")]
-
-
-def test_results_json_is_flat_with_the_documented_fields():
-    report = {"provenance": {"options": {"limit": 3}}, "sections": [
-        {"key": "crows/CrowS-Pairs/m", "data": {"model": "m", "benchmark": "CrowS-Pairs", "summary": {},
-                                                "metric": _metric("crows_metric", 55.0, 50.0, 60.0, 3, 50.0)}}]}
+def test_results_json_is_flat_with_the_documented_fields_and_read_back_typed():
+    ci = ConfidenceInterval(50.0, 60.0, 0.95, "percentile", 50, 1, "pairs")
+    row = HeadlineResult("CrowS-Pairs", "m", None, "metric score", 55.0, ci, 50.0, 3, column="ss / metric")
+    report = Report("r", (), {"options": {"limit": 3}}, results=(row,))
     rows = json.loads(results_json(result_rows(report)))
     assert rows == [{"model": "m", "method": None, "benchmark": "CrowS-Pairs", "metric": "metric score", "value": 55.0,
-                     "ci_low": 50.0, "ci_high": 60.0, "n": 3, "ideal": 50.0, "limit": 3, "reference": None,
-                     "reference_source": None}]
+                     "ci_low": 50.0, "ci_high": 60.0, "n": 3, "n_left_out": 0, "left_out_reason": None, "ideal": 50.0,
+                     "limit": 3, "reference": None, "reference_source": None}]
     assert format_table(result_rows(report)).startswith("LIMITED RUN (first 3 items")
+    back = result_rows(json.loads(json.dumps(report.to_dict())))  # report.json's results, read back typed
+    assert back == result_rows(report)
 
 
 def test_mark_limited_titles_every_table():
-    from stereoset_eval.analysis.report_model import Report, Section, Table
+    from stereoset_eval.analysis.report_model import Section, Table
 
     report = Report("r", (Section("a", "A", tables=(Table("t1", ("x",), (("1",),)), Table("t2", ("x",), ()))),), {})
     marked = mark_limited(report, 5)
@@ -79,42 +124,31 @@ def test_report_command_prints_the_table_and_writes_results_json(tmp_path, capsy
     ss = next(r for r in rows if r["benchmark"] == "StereoSet intrasentence" and r["metric"] == "ss")
     assert ss["value"] == official["data"]["scopes"]["intrasentence/overall"]["ss"]["value"]  # read, not recomputed
     assert ss["reference"] == pytest.approx(ss["value"], abs=1e-9)  # the official file reproduces the paper
+    assert ss["n"] == 2106 and ss["n_left_out"] == 0
     combined = [r for r in rows if r["benchmark"] == "StereoSet intra+inter overall"]
     assert len(combined) == 3 and all(r["reference"] == pytest.approx(r["value"], abs=1e-9) for r in combined)
-    assert "| bert-base-cased" in out and "published ss · lms · icat" in out
+    assert "| bert-base-cased" in out and "published ss · lms · icat" in out and "| left out |" in out
 
 
-def test_a_study_maps_model_names_to_ids_for_the_published_numbers():
-    section = _stereoset_section("GPT-2 · stereoset-causal", {"intrasentence/overall": (2106, {"ss": 62.0})},
-                                 key="detail/StereoSet/GPT-2/stereoset-causal")
-    report = {"provenance": {"extra": {"models": [{"name": "GPT-2", "id": "gpt2"}]}}, "sections": [section]}
-    (row,) = result_rows(report)
-    assert (row.model, row.method, row.benchmark) == ("GPT-2", "stereoset-causal", "StereoSet intrasentence")
-    assert row.reference == pytest.approx(reference_scores()["gpt2"]["intrasentence"]["overall"]["SS Score"])
-    pll = _stereoset_section("GPT-2 · causal-ll", {"intrasentence/overall": (2106, {"ss": 62.0})},
-                             key="detail/StereoSet/GPT-2/causal-ll")
-    assert result_rows({**report, "sections": [pll]})[0].reference is None  # not the paper's method
-
-
-def _row(model, benchmark, metric, value, method="pll"):
-    from stereoset_eval.analysis.results_table import ResultRow
-
-    return ResultRow(model=model, method=method, benchmark=benchmark, metric=metric, value=value, ci_low=value - 2,
-                     ci_high=value + 2, n=10, ideal=50.0 if metric != "icat" else 100.0)
+def _row(model, benchmark, metric, value, method="pll", *, own=False, board=True):
+    ideal = 50.0 if metric != "icat" else 100.0
+    return HeadlineResult(benchmark, model, method, metric, value, ConfidenceInterval(value - 2, value + 2, 0.95,
+                          "percentile", 50, 1, "x"), ideal, 10, own_method=own,
+                          leaderboard=f"{benchmark.split(' ')[0]} {metric}" if board else None,
+                          ranked=metric != "icat")
 
 
 def test_leaderboard_one_row_per_model_ranked_by_distance_from_50():
-    from stereoset_eval.analysis.results_table import format_leaderboard, leaderboard
-
     rows = [
-        _row("a", "StereoSet intrasentence", "ss", 60.0, "stereoset-mlm"),
+        _row("a", "StereoSet intrasentence", "ss", 60.0, "stereoset-mlm", own=True),
         _row("a", "StereoSet intrasentence", "ss", 70.0, "pll"),  # not the benchmark's own method: not shown
-        _row("a", "StereoSet intrasentence", "icat", 80.0, "stereoset-mlm"),
-        _row("a", "CrowS-Pairs", "metric score", 54.0, "crows-nangia"),
+        _row("a", "StereoSet intrasentence", "icat", 80.0, "stereoset-mlm", own=True),
+        _row("a", "StereoSet intrasentence", "lms", 90.0, "stereoset-mlm", own=True, board=False),  # not on it
+        _row("a", "CrowS-Pairs", "metric", 54.0, "crows-nangia", own=True),
         _row("b", "StereoSet intrasentence", "ss", 45.0, "causal-ll"),
-        _row("b", "CrowS-Pairs", "metric score", 49.0, "causal-ll"),
+        _row("b", "CrowS-Pairs", "metric", 49.0, "causal-ll"),
         _row("c", "StereoSet intrasentence", "ss", 53.0, "causal-ll"),
-        _row("c", "CrowS-Pairs", "metric score", 47.0, "causal-ll"),  # |3| + |3| = b's |5| + |1|: a shared rank
+        _row("c", "CrowS-Pairs", "metric", 47.0, "causal-ll"),  # |3| + |3| = b's |5| + |1|: a shared rank
         _row("d", "StereoSet intrasentence", "ss", 50.0, "causal-ll"),  # no CrowS-Pairs: unranked
     ]
     columns, board = leaderboard(rows)
@@ -125,4 +159,11 @@ def test_leaderboard_one_row_per_model_ranked_by_distance_from_50():
     text = format_leaderboard(rows, limit=5)
     assert text.startswith("LIMITED RUN (first 5 items") and "| rank | model" in text
     assert "|    1 | b     |" in text and "|    – | d     |" in text
-    assert format_leaderboard(rows[:4]) == ""  # one model: nothing to rank
+    assert format_leaderboard(rows[:5]) == ""  # one model: nothing to rank
+
+
+def test_the_built_in_benchmarks_prefer_their_own_reference_code_on_the_leaderboard():
+    assert get_benchmark("stereoset").is_reference_method("stereoset-mlm, stereoset-nsp")
+    assert get_benchmark("crows-pairs").is_reference_method("crows-nangia")
+    assert not get_benchmark("crows-pairs").is_reference_method("causal-ll")  # bias-bench's, not metric.py's
+    assert not get_benchmark("stereoset").is_reference_method("pll")

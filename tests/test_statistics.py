@@ -104,14 +104,14 @@ def _metric_dicts(node, out, scope=None):
 def test_one_number_never_gets_two_intervals_in_a_report():
     items, scores = _stereoset_toy()
     pairs, pscores = _pairs_toy()
-    results = ModelResults(
-        model="toy",
-        stereoset=stereoset_with_ci(items, scores, config=CFG),
-        stereoset_micro=stereoset_with_ci(items, scores, variant="micro", config=CFG),
-        crows=crows_with_ci(pairs, pscores, config=CFG),
-        pair_ss={"toy pairs": pair_ss_with_ci(pairs, pscores, config=CFG)},
-        balanced={"toy pairs": balanced_ss_with_ci(pairs, pscores, config=CFG)},
-    )
+    from stereoset_eval.analysis.benchmarks import EvaluationOptions, get_benchmark
+
+    toy_pairs = get_benchmark("pairs").evaluate(pairs, pscores, EvaluationOptions(bootstrap=CFG), title="toy pairs")
+    results = ModelResults(model="toy", evaluations=(
+        get_benchmark("stereoset").evaluate(items, scores, EvaluationOptions(bootstrap=CFG, micro=True)),
+        get_benchmark("crows-pairs").evaluate(pairs, pscores, EvaluationOptions(bootstrap=CFG)),
+        toy_pairs,
+    ))
     doc = build_report(results, {"timestamp": "fixed"}).to_dict()
     metrics = _metric_dicts(doc, [])
     assert len(metrics) > 40
@@ -124,7 +124,7 @@ def test_one_number_never_gets_two_intervals_in_a_report():
     twice = {k: v for k, v in intervals.items() if len(v) > 1}
     assert not twice, twice
     # the case a newcomer met: the unbalanced ss beside the balanced one is the pair ss, with its interval
-    assert results.balanced["toy pairs"].unbalanced.ci == results.pair_ss["toy pairs"].ci
+    assert toy_pairs.balanced is not None and toy_pairs.balanced.unbalanced.ci == toy_pairs.parts["pair_ss"].ci
 
 
 def test_statistics_sharing_a_resample_must_share_strata():

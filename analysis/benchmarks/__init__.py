@@ -5,7 +5,7 @@ Importing this package registers the built-in benchmarks: ``stereoset``, ``crows
 ``bmne-stereoset`` and ``bmne-crowspairs``.
 """
 
-from stereoset_eval.analysis.benchmarks.base import Benchmark, Evaluation, EvaluationOptions, Source
+from stereoset_eval.analysis.benchmarks.base import Benchmark, Evaluation, EvaluationOptions, HeadlineContext, Source
 from stereoset_eval.analysis.benchmarks.registry import (
     BENCHMARKS,
     SOURCES,
@@ -27,6 +27,7 @@ __all__ = [
     "Benchmark",
     "Evaluation",
     "EvaluationOptions",
+    "HeadlineContext",
     "Source",
     "benchmark_for_source",
     "descriptions",

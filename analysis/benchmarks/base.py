@@ -209,14 +209,19 @@ class Benchmark:
         """The headline numbers of ``evaluation`` for the results table, ``results.json``, the
         leaderboard and the report; default: ``evaluation.headline`` (ranked on the leaderboard),
         then the balanced ss when balanced."""
+        first = self.default_row(evaluation.headline, evaluation, context)
+        return [first, *(r for r in self.balanced_results(evaluation, context) if r.metric != first.metric)]
+
+    def default_row(self, result: "MetricResult", evaluation: Evaluation, context: HeadlineContext,
+                    metric: str | None = None) -> "HeadlineResult":
+        """A ranked headline row of ``result`` (column ``ss / metric`` when its ideal is 50)."""
         from stereoset_eval.analysis.results import HeadlineResult
 
-        first = HeadlineResult.of(evaluation.headline, benchmark=evaluation.title, model=context.model,
-                                  method=context.method, own_method=self.is_reference_method(context.method),
-                                  limit=context.limit)
-        first = dataclasses.replace(first, column=first.metric, leaderboard=f"{evaluation.title} {first.metric}",
-                                    ranked=True)
-        return [first, *(r for r in self.balanced_results(evaluation, context) if r.metric != first.metric)]
+        name = metric or result.name.replace("_", " ")
+        return HeadlineResult.of(result, benchmark=evaluation.title, model=context.model, method=context.method,
+                                 metric=name, column="ss / metric" if result.ideal == 50.0 else name,
+                                 leaderboard=f"{evaluation.title} {name}", ranked=True,
+                                 own_method=self.is_reference_method(context.method), limit=context.limit)
 
     def is_reference_method(self, method: str | None) -> bool:
         """``method`` (or one of ``a, b``) is this benchmark's own reference code."""

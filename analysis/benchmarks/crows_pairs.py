@@ -9,7 +9,9 @@ from stereoset_eval.analysis.benchmarks.registry import register
 from stereoset_eval.foundation.items import Item
 
 if TYPE_CHECKING:
+    from stereoset_eval.analysis.benchmarks.base import HeadlineContext
     from stereoset_eval.analysis.report_model import Section
+    from stereoset_eval.analysis.results import HeadlineResult
 
 #: metric.py's method for masked LMs; it has no causal path, so causal LMs get the sentence
 #: log-likelihood, as bias-bench scores them
@@ -26,6 +28,7 @@ class CrowsPairs(Benchmark):
     score_methods = {"pairs": PAIR_METHODS}
     own_methods = PAIR_METHODS
     rounds_scores = True  # metric.py rounds to 3 decimals before comparing
+    reference_methods = frozenset({"crows-nangia"})  # metric.py's own scoring (causal-ll is bias-bench's)
     curatable = True
 
     def evaluate(self, items: Sequence[Item], scores: Mapping[str, float], options: EvaluationOptions, *,
@@ -42,6 +45,16 @@ class CrowsPairs(Benchmark):
 
         crows = crows_section(evaluation.parts["crows"], model=model, benchmark=evaluation.title)
         return [crows, *self.balanced_sections(evaluation, model=model)]
+
+    def headline_results(self, evaluation: Evaluation, context: "HeadlineContext") -> list["HeadlineResult"]:
+        """metric.py's metric score (ranked on the leaderboard), then the balanced ss when balanced."""
+        from stereoset_eval.analysis.results import HeadlineResult
+
+        metric = HeadlineResult.of(evaluation.parts["crows"].metric, benchmark=evaluation.title, model=context.model,
+                                   method=context.method, metric="metric score", column="ss / metric",
+                                   leaderboard=f"{evaluation.title} metric", ranked=True,
+                                   own_method=self.is_reference_method(context.method), limit=context.limit)
+        return [metric, *self.balanced_results(evaluation, context)]
 
     def n_per_slice(self, evaluation: Evaluation) -> dict[str, int]:
         crows, t = evaluation.parts["crows"], evaluation.title

@@ -10,7 +10,9 @@ from stereoset_eval.analysis.benchmarks.registry import register
 from stereoset_eval.foundation.items import Item
 
 if TYPE_CHECKING:
+    from stereoset_eval.analysis.benchmarks.base import HeadlineContext
     from stereoset_eval.analysis.report_model import Section
+    from stereoset_eval.analysis.results import HeadlineResult
 
 
 class CuratedPairs(Benchmark):
@@ -26,6 +28,7 @@ class CuratedPairs(Benchmark):
     score_methods = {"pairs": PAIR_METHODS}  # scored like CrowS-Pairs pairs
     own_methods = {}  # curated pairs have no reference scoring code
     balanced_by_default = True
+    reference_methods = frozenset({"crows-nangia"})  # scored like CrowS-Pairs: metric.py's method first
 
     def evaluate(self, items: Sequence[Item], scores: Mapping[str, float], options: EvaluationOptions, *,
                  title: str | None = None) -> Evaluation:
@@ -54,6 +57,20 @@ class CuratedPairs(Benchmark):
         if "pair_ss" in evaluation.parts:
             out.append(pair_ss_section(evaluation.parts["pair_ss"], model=model, benchmark=evaluation.title))
         return out + self.balanced_sections(evaluation, model=model)
+
+    def headline_results(self, evaluation: Evaluation, context: "HeadlineContext") -> list["HeadlineResult"]:
+        """pair ss (ranked on the leaderboard) and balanced ss; under the missing-group rule
+        ``exclude`` both count the same pairs, and say how many were left out."""
+        import dataclasses
+
+        balanced = self.balanced_results(evaluation, context)
+        if "pair_ss" not in evaluation.parts:
+            return balanced
+        left = balanced[0] if balanced else None
+        pair = self.default_row(evaluation.parts["pair_ss"], evaluation, context, "pair ss")
+        if left is not None:
+            pair = dataclasses.replace(pair, n_left_out=left.n_left_out, left_out_reason=left.left_out_reason)
+        return [pair, *balanced[1:]]
 
     def n_per_slice(self, evaluation: Evaluation) -> dict[str, int]:
         n = {f"{evaluation.title}/pair_ss": evaluation.parts["pair_ss"].n} if "pair_ss" in evaluation.parts else {}

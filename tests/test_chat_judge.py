@@ -350,3 +350,13 @@ def test_local_backend_on_the_fixture_model_ends_in_review(tiny_gpt2, tmp_path, 
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("warning: chat-local:") == 2
     j.close()
+
+
+def test_judge_model_flag_builds_the_log_prob_judge_with_its_settings(tiny_gpt2) -> None:
+    from stereoset_eval.cli.commands._judge_args import build_judge
+    from stereoset_eval.scoring.judge import CausalLMJudge
+
+    j = build_judge(_args(["--judge-model", str(tiny_gpt2), "--judge-min-margin", "0.3"]))
+    assert isinstance(j, CausalLMJudge)
+    s = json.loads(json.dumps(j.settings()))  # provenance-ready
+    assert (s["judge"], s["name"], s["model"], s["min_margin"]) == ("causal-lm", j.name, str(tiny_gpt2), 0.3)

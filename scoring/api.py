@@ -147,10 +147,11 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
         # each distinct text encoded once: for the length check and every method of the run
         with backend.tokenizer.memoized(shared.encodings(identity["tokenizer_sha256"] or identity["model"])):
             precheck_lengths(spec.name, units, backend.tokenizer, model)  # before prepare builds masked copies
-            if spec.warm is not None:  # what prepare encodes, in batched tokenizer calls
+            if spec.warm is not None and spec.prepare_many is None:  # what prepare encodes, in batched tokenizer calls
                 spec.warm(units, backend.tokenizer, resolved)
             with quiet_transformers():  # its "sequence longer than ..." warning: _check_lengths says it better
-                prepared = [spec.prepare(u, backend.tokenizer, resolved) for u in units]
+                prepared = spec.prepare_many(units, backend.tokenizer, resolved) if spec.prepare_many is not None \
+                    else [spec.prepare(u, backend.tokenizer, resolved) for u in units]
         _check_lengths(spec, units, prepared, backend.tokenizer.max_length, model)
         key_options = spec.key_options(resolved)
         keys = cache_keys(identity, spec.name, spec.version, key_options, (u.inputs for u in units))

@@ -97,6 +97,8 @@ class Method:
         warm: optional; encodes in batches (:meth:`TokenizerView.encode_many`) the texts
             ``prepare`` is about to encode, so a run makes one tokenizer call per batch instead of
             one per text. ``prepare`` then finds them in the run's memo; numbers are unchanged.
+        prepare_many: optional; ``[prepare(u, ...) for u in units]`` in one pass (the same
+            requests, state and first error), which the run then uses instead of ``warm`` and ``prepare``.
     """
 
     name: str
@@ -111,6 +113,7 @@ class Method:
     reduce: Callable[[UnitSpec, Prepared, list[list[float]], Mapping[str, Any]], list[SentenceResult]]
     resolve: Callable[[TokenizerView, Mapping[str, Any]], dict[str, Any]] = lambda tok, opts: dict(opts)
     warm: Callable[[Sequence[UnitSpec], TokenizerView, Mapping[str, Any]], None] | None = None
+    prepare_many: Callable[[Sequence[UnitSpec], TokenizerView, Mapping[str, Any]], list[Prepared]] | None = None
 
     def validate_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         """Defaults filled in; unknown names and bad values raise :class:`ScoringError`."""

@@ -119,6 +119,55 @@ def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> P
     return Prepared(requests, {"word": word, "word_ids": word_ids})
 
 
+def prepare_many(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> list[Prepared]:
+    """What :func:`prepare` returns for every unit, in one pass (the same requests and state, the
+    same first error in unit order).
+
+    Each attribute word, each prefix decode and each masked context is made once, every kind in
+    one batched tokenizer call (:meth:`TokenizerView.encode_many`, :meth:`TokenizerView.decode_many`),
+    and the requests are built from those ids; :func:`warm` then :func:`prepare` per unit made
+    every text twice and looked each up again (issue 35: 0.35 s of tiny-bert's 1.1 s run).
+    """
+    mask_token = getattr(tok.tokenizer, "mask_token", None)
+    if mask_token is None or tok.special_id("mask") is None:  # prepare refuses it, after any unit's own error
+        return [prepare(unit, tok, options) for unit in units]
+    mask_id = tok.require_id("mask", method=NAME)
+    texts: list[str | None] = []
+    problems: list[str | None] = []
+    for unit in units:
+        try:
+            texts.append(_word_text(unit, options))
+            problems.append(None)
+        except ValueError as exc:
+            texts.append(None)
+            problems.append(f"cannot find the template word: {exc}")
+    tok.encode_many((t for t in texts if t is not None), special=False)
+    word_ids_of = {t: tok.encode(t, special=False) for t in dict.fromkeys(t for t in texts if t is not None)}
+    tok.decode_many(ids[:i] for ids in word_ids_of.values() for i in range(1, len(ids)))
+    prefixes = {t: [tok.decode(ids[:i]) + mask_token for i in range(len(ids))] for t, ids in word_ids_of.items()}
+    masked_of: list[list[str]] = []
+    for unit, text, problem in zip(units, texts, problems):
+        masked_of.append([] if text is None else [unit.inputs["context"].replace("BLANK", p) for p in prefixes[text]])
+    tok.encode_many((m for masked in masked_of for m in masked), special=True, with_words=False)
+    out = []
+    for unit, text, problem, masked in zip(units, texts, problems, masked_of):
+        if problem is not None:
+            raise unit_error(NAME, unit, problem)
+        assert text is not None
+        word = text[1:] if options["leading_space_applied"] else text
+        word_ids = word_ids_of[text]
+        if not word_ids:
+            raise unit_error(NAME, unit, f"the template word {word!r} encodes to no tokens")
+        requests = []
+        for target, context in zip(word_ids, masked):
+            ids = tok.encode(context, special=True)
+            if mask_id not in ids:
+                raise unit_error(NAME, unit, f"no mask token in the encoded input {context!r}")
+            requests.append(Request(tuple(ids), ((ids.index(mask_id), target),)))
+        out.append(Prepared(requests, {"word": word, "word_ids": list(word_ids)}))
+    return out
+
+
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
     logprobs = [out[0] for out in outputs]
     probs = [math.exp(lp) for lp in logprobs]
@@ -142,4 +191,5 @@ METHOD = Method(
     reduce=reduce,
     resolve=resolve,
     warm=warm,
+    prepare_many=prepare_many,
 )

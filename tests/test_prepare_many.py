@@ -1,0 +1,54 @@
+"""Batched request building (issue 35): ``stereoset-mlm``'s ``prepare_many`` and
+``TokenizerView.decode_many`` give exactly what ``warm`` + ``prepare`` per unit and
+``tokenizer.decode`` give, on the first 500 StereoSet intrasentence examples, for both fixture masked
+tokenizers (WordPiece uncased, byte-level BPE) and both ``leading_space`` options."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from stereoset_eval.foundation.items import Sentence
+from stereoset_eval.scoring.backends import load_backend
+from stereoset_eval.scoring.methods import get_method
+from stereoset_eval.scoring.records import ScoringError
+
+METHOD = get_method("stereoset-mlm")
+
+
+@pytest.fixture(scope="module")
+def intra(stereoset_items) -> list:
+    return [it for it in stereoset_items if it.task == "intrasentence"][:500]  # the test budget: 1,500 sentences
+
+
+@pytest.mark.parametrize(("model", "leading_space"), [("tiny-bert", "none"), ("tiny-roberta", "none"),
+                                                      ("tiny-roberta", "bias-bench")])  # bias-bench changes byte-level BPE only
+def test_prepare_many_equals_prepare(models_dir, intra, model, leading_space):
+    tok = load_backend(str(models_dir / model), kind="masked", device="cpu").tokenizer
+    options = METHOD.resolve(tok, METHOD.validate_options({"leading_space": leading_space}))
+    units = METHOD.units(intra, options)
+    with tok.memoized({}):
+        assert METHOD.warm is not None
+        METHOD.warm(units, tok, options)
+        one_by_one = [METHOD.prepare(u, tok, options) for u in units]
+    with tok.memoized({}):
+        assert METHOD.prepare_many is not None
+        batched = METHOD.prepare_many(units, tok, options)
+    assert batched == one_by_one
+    prefixes = {tuple(p.state["word_ids"][:i]) for p in one_by_one for i in range(1, len(p.state["word_ids"]) + 1)}
+    with tok.memoized({}):
+        tok.decode_many(prefixes)
+        assert {ids: tok.decode(ids) for ids in prefixes} == {ids: tok.tokenizer.decode(list(ids)) for ids in prefixes}
+
+
+def test_prepare_many_raises_the_first_unit_error(models_dir, intra):
+    tok = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu").tokenizer
+    options = METHOD.resolve(tok, METHOD.validate_options({}))
+    good = intra[0]
+    short = dataclasses.replace(good, id="short", sentences=type(good.sentences)([Sentence("short:0", "Too short", "stereotype")]))
+    units = METHOD.units([good, short, good], options)
+    for run in (lambda: [METHOD.prepare(u, tok, options) for u in units],
+                lambda: METHOD.prepare_many(units, tok, options)):
+        with tok.memoized({}), pytest.raises(ScoringError, match="item short .*cannot find the template word"):
+            run()

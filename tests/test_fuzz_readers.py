@@ -395,6 +395,10 @@ def _task(i: int, item_id: Any, choice: Any, annotator: Any) -> dict:
 @given(st.lists(st.tuples(ids | json_values, st.sampled_from(("keep", "remove")) | json_values,
                           st.integers(1, 3) | json_values), max_size=4),
        st.integers(0, 40), json_values, st.booleans(), mutations)
+# found by this fuzzer: a choice that is a list (unhashable), choices null (not iterable)
+@example(tasks=[("He couldn't figure out the issue with the rope.", [], 1)], where=0, value=None, drop=False, ops=[])
+@example(tasks=[("He couldn't figure out the issue with the rope.", "keep", 1)], where=18, value=None, drop=False,
+         ops=[])
 def test_labelstudio_exports_load_or_fail_in_one_line(tasks, where, value, drop, ops):
     from stereoset_eval.curation.labelstudio.annotations import load_export, parse_export
 

@@ -155,10 +155,31 @@ def check_export_shape(data: Any, path: str | Path | None = None) -> None:
                 raise DataFormatError(path, f"annotation {ann.get('id')} of task {task.get('id')}: 'result' must be "
                                             f"a list of objects, got {type(result).__name__}", row=i,
                                       field=f"{where}.result")
+            for r in result or []:  # choices / text of any JSON type (found by tests/test_fuzz_readers.py)
+                problem = _value_problem(r.get("value"))
+                if problem:
+                    raise DataFormatError(path, f"annotation {ann.get('id')} of task {task.get('id')}: result "
+                                                f"{r.get('from_name')!r}: {problem}", row=i, field=f"{where}.result")
     projects = sorted({str(t["project"]) for t in data if t.get("project") is not None})
     if len(projects) > 1:
         raise DataFormatError(path, f"the export mixes tasks of {len(projects)} projects ({', '.join(projects)}); "
                                     "export one project at a time")
+
+
+def _value_problem(value: Any) -> str | None:
+    """What is wrong with a result's ``value`` (None when it is an object whose ``choices`` are strings and
+    whose ``text`` is a string or a list of strings)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        return f"'value' must be an object, got {type(value).__name__}"
+    choices = value.get("choices", [])
+    if not (isinstance(choices, list) and all(isinstance(c, str) for c in choices)):
+        return f"'value.choices' must be a list of strings, got {json.dumps(choices, default=str)[:60]}"
+    text = value.get("text", "")
+    if not (isinstance(text, str) or (isinstance(text, list) and all(isinstance(t, str) for t in text))):
+        return f"'value.text' must be a string or a list of strings, got {json.dumps(text, default=str)[:60]}"
+    return None
 
 
 def _results_by_control(result: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

@@ -10,7 +10,12 @@ The blocks are dataclasses with a schema version and ``to_dict`` / ``from_dict``
 * :class:`ToolInfo` — which toolkit wrote a file; ONE shape everywhere
   (``{"name", "version", "git_commit", "command"}``); :func:`git_commit` is computed here only;
 * :class:`ReportProvenance` — a report's or results file's block (:func:`build_provenance`);
-* :class:`ScoreProvenance` — what ``stereoset-eval score`` records (embedded in its score file).
+* :class:`ScoreProvenance` — what ``stereoset-eval score`` records (embedded in its score file);
+* curation runs and Label Studio merges: :mod:`stereoset_eval.foundation.provenance_records`.
+
+Blocks written as JSON are :class:`Serialised`: typed fields, and read as a mapping they are the
+dict they serialise to (``to_dict()``), so a reader of the written shape and a reader of the
+typed fields see one object; ``from_dict`` reads a written block back typed.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import subprocess
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from stereoset_eval import __version__
 from stereoset_eval.foundation.errors import StereosetEvalError
@@ -85,6 +90,31 @@ def _check_schema(data: Mapping[str, Any], what: str) -> int:
     return version
 
 
+class Serialised(Mapping[str, Any]):
+    """A typed provenance block that reads as the mapping it serialises to (:meth:`to_dict`).
+
+    Subclasses are frozen dataclasses (``eq=False``: equality is that of the serialised form, so
+    a block equals the dict it was read from) with ``to_dict`` and ``from_dict``.
+    """
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and self.to_dict() == dict(other.items())
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a dict, so not hashable
+
+
 @dataclass(frozen=True)
 class ToolInfo:
     """The toolkit that wrote a file: name, version, git commit and the subcommand (if any)."""
@@ -135,8 +165,8 @@ class FileRef:
         return cls(str(data.get("path", data.get("file"))), data.get("sha256"))
 
 
-@dataclass(frozen=True)
-class ReportProvenance:
+@dataclass(frozen=True, eq=False)
+class ReportProvenance(Serialised):
     """The provenance block of a report or a results file (see :func:`build_provenance`)."""
 
     tool: ToolInfo
@@ -332,8 +362,9 @@ def build_provenance(
     scores_provenance: Mapping[str, Any] | None = None,
     extra: Mapping[str, Any] | None = None,
     timestamp: str | None = None,
-) -> dict[str, Any]:
-    """The provenance dict of a report or a results file.
+) -> ReportProvenance:
+    """The provenance block of a report or a results file, typed (serialised by ``to_dict``
+    where it is written; read as a mapping it is that dict already).
 
     Args:
         data_files / score_files: files read; recorded with their sha256.
@@ -362,4 +393,4 @@ def build_provenance(
         timestamp=timestamp or utc_timestamp(),
         torch_num_threads=threads,
         deterministic=deterministic,
-    ).to_dict()
+    )

@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
-from stereoset_eval.foundation.provenance import build_provenance, file_sha256
+from stereoset_eval.foundation.provenance import ReportProvenance, build_provenance, file_sha256
 from stereoset_eval.analysis.report_model import Report
 from stereoset_eval.analysis.report_writer import write_report
 from stereoset_eval.analysis.results_table import mark_limited
@@ -92,7 +92,7 @@ def _study_scores(analysis: StudyAnalysis) -> str:
 
 def _provenance(config: StudyConfig, settings: ScoreSettings, benchmarks: Mapping[str, BenchmarkData],
                 results: Sequence[JobResult], kinds: Mapping[str, str], executor: Mapping[str, Any],
-                analysis: StudyAnalysis, score_file: Path, warnings: list[str]) -> dict[str, Any]:
+                analysis: StudyAnalysis, score_file: Path, warnings: list[str]) -> ReportProvenance:
     files = sorted({p for b in benchmarks.values() for p in b.files})
     models = []
     for m in config.models:

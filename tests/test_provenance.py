@@ -76,3 +76,44 @@ def test_git_commit_is_computed_in_one_place():
                                                             "curation", "speed")
               for p in (REPO / folder).rglob("*.py") if '"rev-parse"' in p.read_text(encoding="utf-8")]
     assert places == ["foundation/provenance.py"]
+
+
+def test_build_provenance_is_typed_and_reads_as_the_dict_it_writes(tmp_path):
+    prov = build_provenance(model="m", options={"limit": 3}, timestamp="t")
+    assert isinstance(prov, ReportProvenance) and prov.model == "m" and prov.tool.git_commit == ToolInfo.current().git_commit
+    assert prov["model"] == {"id": "m", "revision": None} and dict(prov) == prov.to_dict()  # the written shape
+    assert json.loads(json.dumps(prov.to_dict())) == prov
+    assert ReportProvenance.from_dict(json.loads(json.dumps(prov.to_dict()))) == prov
+
+
+def test_a_report_file_reads_its_provenance_back_typed(tmp_path):
+    from stereoset_eval.analysis.report_model import Report
+    from stereoset_eval.analysis.report_writer import write_report
+
+    prov = build_provenance(model="m", method="pll", timestamp="t")
+    paths = write_report(Report("r", (), prov), tmp_path / "out")
+    back = ReportProvenance.from_dict(json.loads(paths["json"].read_text())["provenance"])
+    assert back == prov and back.tool.version == __version__ and back.method == "pll"
+
+
+def test_curation_and_label_studio_blocks_are_typed_with_version_and_commit():
+    from stereoset_eval.foundation.provenance_records import (
+        CurationProvenance, LabelStudioMergeProvenance, curation_provenance, labelstudio_merge_provenance,
+    )
+
+    cur = curation_provenance(rules_version="22", lexicon_sha256="ab", config={"seed": 1},
+                              inputs=[{"path": "a.csv", "sha256": "cd"}], rule_failures=2, output_kind="automatic curation",
+                              reviewed_inputs=[], judge_note="kept in extra")
+    assert cur.tool.version == __version__ and cur.tool.git_commit == ToolInfo.current().git_commit
+    assert cur["rule_failures"] == 2 and cur["judge_note"] == "kept in extra" and cur["tool"]["command"] == "curate"
+    assert CurationProvenance.from_dict(json.loads(json.dumps(cur.to_dict()))) == cur
+    old = CurationProvenance.from_dict({"tool": "stereoset-eval", "tool_version": "0.0.9", "rules_version": "21"})
+    assert (old.tool.version, old.tool.git_commit, old.rules_version) == ("0.0.9", None, "21")  # written before
+    merge = labelstudio_merge_provenance(adjudication="primary", n_kept=3, n_edited=1, annotators=["a", "b"],
+                                         export_items_not_in_input=[])
+    assert merge["n_kept"] == 3 and merge["tool"]["git_commit"] == ToolInfo.current().git_commit
+    assert LabelStudioMergeProvenance.from_dict(json.loads(json.dumps(merge.to_dict()))) == merge
+    legacy = LabelStudioMergeProvenance.from_dict({"tool": f"stereoset-eval {__version__}", "n_kept": 2})
+    assert legacy.tool.version == __version__ and legacy.n_kept == 2
+    with pytest.raises(StereosetEvalError, match="newer"):
+        CurationProvenance.from_dict({**cur.to_dict(), "schema_version": 99})

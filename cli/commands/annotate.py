@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Any, Mapping
 
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.foundation.outputs import output_path
@@ -219,7 +220,7 @@ def _inputs(args: argparse.Namespace, items: list[Item], parsed, run: dict) -> l
     return out
 
 
-def _run_provenance(args: argparse.Namespace, tasks, source: str) -> dict:
+def _run_provenance(args: argparse.Namespace, tasks, source: str) -> Mapping[str, Any]:
     """Tool, git commit, input files with sha256, options; the export's canonical sha256."""
     import hashlib
     import json

@@ -336,8 +336,8 @@ def scoring_threads(runs: Mapping[str, Any]) -> int | list[int] | None:
 
 
 def scoring_deterministic(runs: Mapping[str, Any]) -> bool:
-    """True when every run asked for bit-reproducibility (``run.settings.deterministic``)."""
-    flags = [bool((r.get("settings") or {}).get("deterministic", False)) for r in _run_records(runs)]
+    """True when every run asked for bit-reproducibility (``run.settings.deterministic``: ``on``)."""
+    flags = [(r.get("settings") or {}).get("deterministic") in (True, "on") for r in _run_records(runs)]
     return bool(flags) and all(flags)
 
 

@@ -10,16 +10,21 @@ the provenance records it (``run.settings``). A new option is one field here (wi
 text and check) plus the code that uses it.
 
 Only ``device`` and ``dtype`` can move numbers (``dtype`` is part of the cache key); the others
-change speed and memory, or float32 rounding (``last_layer``: ~1e-7), never a result.
+change speed and memory, or float32 rounding (``last_layer``: ~1e-7), never a result. So does
+torch's thread count, which is no setting: any two executions (thread counts, executors, batch
+sizes, ``share_masked_inputs``) agree within :data:`SCORE_ATOL` + :data:`SCORE_RTOL` x |score|
+(docs/scoring-settings.md); ``deterministic="on"`` asks for the same bits every time
+(:func:`execution`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, NamedTuple, get_args
+from typing import Any, Iterator, Literal, Mapping, NamedTuple, get_args
 
 from stereoset_eval.scoring.records import ScoringError
 from stereoset_eval.scoring.length_check import MAX_BATCH_TOKENS
@@ -30,6 +35,13 @@ Allocator = Literal["bounded", "fast", "off"]
 DType = Literal["fp32", "float32", "bf16", "bfloat16", "fp16", "float16", "auto"]
 DeviceMap = Literal["none", "auto"]
 ShareMaskedInputs = Literal["off", "on"]
+Deterministic = Literal["off", "on"]
+#: the tolerance promised between any two executions of one scoring (thread counts, executors,
+#: batch sizes, share_masked_inputs): |a - b| <= SCORE_ATOL + SCORE_RTOL * |a| per sentence score
+#: (natural-log units; float32 sums of log-probabilities); decisions equal except where the two
+#: compared scores are themselves that close (ties and near-ties). docs/scoring-settings.md.
+SCORE_ATOL = 1e-5
+SCORE_RTOL = 1e-5
 ALLOCATOR_ENV = "STEREOSET_EVAL_MALLOC_TUNING"
 _DEVICE = re.compile(r"(auto|cpu|cuda(:\d+)?)", re.IGNORECASE)
 
@@ -96,6 +108,11 @@ class RunSettings:
             of one ``score`` run or one local study run read a masked input another method already
             ran on the same model (:mod:`stereoset_eval.scoring.shared_work`): fewer forward rows,
             numbers equal to float32 batch noise (~1e-6), not bit for bit.
+        deterministic: ``off`` (default): torch's own thread count (all cores) and algorithms;
+            numbers agree with any other execution within :data:`SCORE_ATOL` / :data:`SCORE_RTOL`,
+            not bit for bit. ``on``: the scoring runs on one torch thread with
+            ``torch.use_deterministic_algorithms`` (and cuDNN's deterministic kernels), so the same
+            command gives the same bits in any executor; it costs the other cores (docs/scoring-settings.md).
     """
 
     device: str = _option("auto", help="auto, cpu, cuda or cuda:N")
@@ -120,6 +137,10 @@ class RunSettings:
         "off", choices=get_args(ShareMaskedInputs),
         help="on: methods of one run (score, local study) reuse masked inputs another method ran on the same "
              "model (fewer forward passes; equal to float32 noise, not bit for bit); off: each method alone")
+    deterministic: Deterministic = _option(
+        "off", choices=get_args(Deterministic),
+        help="on: one torch thread and deterministic algorithms, the same bits in any executor (slower: the "
+             "other cores idle); off: all cores, numbers equal within float32 tolerance (1e-5 + 1e-6 x |score|)")
 
     def problems(self) -> list[Problem]:
         """Every invalid field (empty when the settings are valid)."""
@@ -166,6 +187,47 @@ class RunSettings:
     def from_dict(cls, data: Mapping[str, Any]) -> "RunSettings":
         """The settings of :meth:`to_dict` (missing fields take their defaults), validated."""
         return cls().replace(**dict(data)).validate() if data else cls().validate()
+
+
+def within_tolerance(a: float, b: float) -> bool:
+    """True when two executions' scores of one sentence agree as promised (NaN only with NaN)."""
+    if a != a or b != b:  # NaN: a score that could not be computed must be so in both
+        return a != a and b != b
+    return abs(a - b) <= SCORE_ATOL + SCORE_RTOL * max(abs(a), abs(b))
+
+
+def is_deterministic(value: Any) -> bool:
+    """True for the setting's ``on`` (and a JSON ``true``); the one reading of the recorded value."""
+    return value is True or value == "on"
+
+
+@contextlib.contextmanager
+def execution(settings: RunSettings) -> Iterator[None]:
+    """The scoring's torch execution mode: with ``deterministic="on"``, one intra-op thread and
+    deterministic algorithms (cuDNN included) while the block runs, restored after; else nothing.
+
+    One thread fixes the order of every float32 sum (a matrix product split over N threads adds in
+    another order); the deterministic algorithms rule out the atomic-add kernels of CUDA. On CUDA,
+    cuBLAS also needs ``CUBLAS_WORKSPACE_CONFIG`` set before the process first uses the device
+    (set here when absent; a device already in use keeps its workspace).
+    """
+    if not is_deterministic(settings.deterministic):
+        yield
+        return
+    import torch
+
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    threads, algorithms = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    cudnn = (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark)
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(algorithms)
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = cudnn
 
 
 def field_names() -> tuple[str, ...]:

@@ -64,6 +64,7 @@ def main(spec_path: str) -> int:
                       scores={r.job.key: {k: repr(v) for k, v in r.scores.items()} for r in run.results},
                       loaded_from={r.job.key: r.provenance.get("run", {}).get("model_loaded_from")
                                    for r in run.results},
+                      threads={r.job.key: r.provenance.get("run", {}).get("torch_threads") for r in run.results},
                       cache_stats=dict(run.cache_stats),
                       job_cache_stats={r.job.key: dict(r.cache_stats) for r in run.results},
                       paths={k: str(v) for k, v in run.paths.items()})

@@ -11,7 +11,7 @@ from stereoset_eval.foundation.provenance import ReportProvenance, ScoreProvenan
 
 def _runs(threads: dict[str, int], deterministic: bool = False) -> dict:
     return {part: {"model": {"id": "tiny-bert", "revision": None}, "method": {"name": "pll"},
-                   "run": {"torch_threads": n, "settings": {"deterministic": deterministic}}}
+                   "run": {"torch_threads": n, "settings": {"deterministic": "on" if deterministic else "off"}}}
             for part, n in threads.items()}
 
 

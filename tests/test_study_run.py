@@ -15,6 +15,7 @@ from scipy import stats
 
 from stereoset_eval.study import parse_config, run_study
 from stereoset_eval.study.executors import LocalExecutor, RayExecutor
+from score_tolerance import job_threads, score_files_agree, scores_agree  # tests/score_tolerance.py
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::UserWarning")]
 
@@ -204,12 +205,15 @@ def test_ray_executor_gives_the_same_numbers(local_run, models_dir, data_dir, tm
     ray_run = run_study(config, executor=RayExecutor(num_cpus=2))
     assert ray_run.cache_stats["hits"] < ray_run.cache_stats["computed"]
     assert [r.job for r in ray_run.results] == [r.job for r in local_run.results]
+    # the decisions behind every table: identical (no pair of the fixture is a near-tie)
     assert ray_run.paths["study_scores"].read_bytes() == local_run.paths["study_scores"].read_bytes()
+    # Ray's workers run one torch thread unless OMP_NUM_THREADS says otherwise; this process runs
+    # torch's default: the same bits on the same thread count, else within the float32 tolerance
+    threads = {job_threads(r.provenance) for r in [*ray_run.results, *local_run.results]}
     for ours, theirs in zip(ray_run.results, local_run.results):
-        # jobs of one (model, method) run in the local order, each sent the scores before it: identical
-        assert {k: repr(v) for k, v in ours.scores.items()} == {k: repr(v) for k, v in theirs.scores.items()}, \
-            ours.job.key
-    assert ray_run.paths["scores"].read_bytes() == local_run.paths["scores"].read_bytes()
+        # jobs of one (model, method) run in the local order, each sent the scores before it
+        scores_agree(ours.scores, theirs.scores, exact=len(threads) == 1, what=ours.job.key)
+    score_files_agree(ray_run.paths["scores"], local_run.paths["scores"], exact=len(threads) == 1)
     prov = json.loads(ray_run.paths["json"].read_text())["provenance"]
     assert prov["extra"]["executor"]["name"] == "ray" and prov["extra"]["executor"]["resources"]["CPU"] == 2.0
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from stereoset_eval.analysis.benchmarks import Benchmark, benchmark_for_source, get_benchmark, source
 from stereoset_eval.study.config import BenchmarkSpec, StudyConfig
@@ -102,6 +102,29 @@ def resolve_benchmark_file(benchmark: str, *, data_dir: str | Path | None, downl
     if not names:
         errors.append("it has no default file; give its data file (--data, or `data` in a study)")
     raise BenchmarkDataError(f"benchmark {label or benchmark!r}: no data file found; " + "; ".join(errors))
+
+
+def limit_items(items: Sequence[Item], limit: int | None) -> list[Item]:
+    """The first ``limit`` items in file order, per task (StereoSet: both tasks stay in).
+
+    The same selection in ``score --limit`` and in ``report`` on its scores.
+    """
+    if not limit:
+        return list(items)
+    seen: dict[str | None, int] = {}
+    out = []
+    for it in items:
+        if seen.get(it.task, 0) < limit:
+            seen[it.task] = seen.get(it.task, 0) + 1
+            out.append(it)
+    return out
+
+
+def load_benchmark_items(benchmark: str, data: Path | None, data_dir: Path | None, *,
+                         download: bool = True) -> tuple[Path, list[Item]]:
+    """The data file of ``benchmark`` (``data`` or its default file) and its items."""
+    path = data if data is not None else resolve_benchmark_file(benchmark, data_dir=data_dir, download=download)
+    return path, get_benchmark(benchmark).load(path)
 
 
 def _load_file(spec: BenchmarkSpec, path: Path) -> list[Item]:

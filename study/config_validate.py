@@ -16,6 +16,7 @@ MAX_LIMIT = 10_000_000
 
 def validate(c: StudyConfig) -> None:
     """Cross-field checks: names unique, references known, values in range."""
+    from stereoset_eval.analysis.benchmarks import BENCHMARKS, benchmark_for_source, source
     from stereoset_eval.analysis.pair_metrics import TIE_RULES
     from stereoset_eval.scoring.methods import METHODS
 
@@ -37,15 +38,18 @@ def validate(c: StudyConfig) -> None:
         f = f"benchmarks[{i}]"
         if b.source not in SOURCES:
             raise StudyConfigError(where, f"{f}.source", f"{b.source!r} is not one of {sorted(SOURCES)}")
-        if b.source == "curated":
+        src, family = source(b.source), benchmark_for_source(b.source)
+        if not src.from_file:  # curated inside the study from another benchmark's items
             origin = c.benchmark(b.origin) if b.origin in names else None
-            if origin is None or origin.source not in ("stereoset", "crows-pairs"):
-                raise StudyConfigError(where, f"{f}.from", "a curated benchmark needs `from` = the name of a "
-                                       f"stereoset or crows-pairs benchmark of this study; got {b.origin!r}")
+            if origin is None or not benchmark_for_source(origin.source).curatable:
+                kinds = " or ".join(s.name for x in BENCHMARKS.values() if x.curatable for s in x.sources)
+                raise StudyConfigError(where, f"{f}.from", f"a {b.source} benchmark needs `from` = the name of a "
+                                       f"{kinds} benchmark of this study; got {b.origin!r}")
         elif b.origin is not None:
             raise StudyConfigError(where, f"{f}.from", "only a curated benchmark has `from`")
-        if b.source == "pairs" and not b.data:
-            raise StudyConfigError(where, f"{f}.data", "a pairs benchmark needs `data` = the curated pairs file")
+        if src.from_file and not family.default_files and not b.data:
+            raise StudyConfigError(where, f"{f}.data", f"a {b.source} benchmark needs `data` = its {b.source} "
+                                                       "file (it has no default file)")
     method_lists = [("methods", c.methods)] + [
         (f"benchmarks[{i}].methods", b.methods) for i, b in enumerate(c.benchmarks) if b.methods is not None
     ]

@@ -158,9 +158,9 @@ def test_score_results_json_is_part_of_the_set_and_survives_a_failed_rerun(tmp_p
     def broken(*_a, **_k):
         raise OSError(28, "No space left on device")
 
-    import stereoset_eval.cli.commands.score as score_cmd
+    import stereoset_eval.study.score_run as score_run_mod
 
-    monkeypatch.setattr(score_cmd, "_write_results", broken)  # the rerun fails while writing its set
+    monkeypatch.setattr(score_run_mod, "write_results", broken)  # the rerun fails while writing its set
     assert main(args) == 2
     assert "writing the new set failed" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the old set, results.json included

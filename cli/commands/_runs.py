@@ -2,14 +2,11 @@
 
 The guard against overwriting a *different* run is the output folder's marker
 (:func:`stereoset_eval.foundation.outputs.check_replaceable` with the run's identity:
-:func:`stereoset_eval.study.run.study_identity`, :func:`stereoset_eval.cli.commands.score.score_identity`).
+:func:`stereoset_eval.study.run.study_identity`, :func:`stereoset_eval.study.score_run.score_identity`).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from stereoset_eval.study.evaluate_api import limited_folder
 
-
-def limited_folder(folder: str | Path, limit: int | None) -> str:
-    """The default folder of a ``--limit N`` run: ``runs/demo`` -> ``runs/demo-limit-N``."""
-    return str(folder) if not limit else f"{str(folder).rstrip('/')}-limit-{limit}"
+__all__ = ["limited_folder"]

@@ -14,13 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from stereoset_eval.cli.arg_types import bounded_int
-from stereoset_eval.cli.commands._runs import limited_folder
-
+from stereoset_eval.cli.commands import _flags
 from stereoset_eval.cli.run_settings import add_run_settings_args, run_settings_from_args
-from stereoset_eval.foundation.outputs import output_path
 from stereoset_eval.study.config import ModelSpec, StudyConfig, load_config, replace_config
-from stereoset_eval.study.config_validate import MAX_LIMIT
+from stereoset_eval.study.evaluate_api import limited_folder
 from stereoset_eval.study.executors import make_executor
 
 
@@ -29,18 +26,14 @@ def add_study_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--models", nargs="+", metavar="MODEL",
                    help="models to study instead of the config's: hub ids or local folders, each optionally "
                         "NAME=ID and/or ID@REVISION")
-    p.add_argument("--output", type=output_path,
-                   help="report folder (default: the config's study.output); replaced as a whole, and only if it "
-                        "is an earlier study output")
+    _flags.add_output(p, help="report folder (default: the config's study.output); replaced as a whole, and only if "
+                              "it is an earlier study output")
     p.add_argument("--data-dir", type=Path,
                    help="benchmark data folder (default: $STEREOSET_EVAL_DATA or ~/.cache/stereoset-eval/data)")
-    p.add_argument("--no-download", action="store_true", help="use only files already in the data folder")
-    p.add_argument("--limit", type=bounded_int(1, MAX_LIMIT), metavar="N",
-                   help="score only the first N items of each benchmark (a quick look, not a result; default "
-                        "output: the config's folder + '-limit-N', and every table title says LIMITED RUN)")
-    p.add_argument("--cache-dir", type=Path,
-                   help="score cache folder (default: $STEREOSET_EVAL_CACHE or ~/.cache/stereoset-eval/scores)")
-    p.add_argument("--no-cache", action="store_true", help="compute every score; read and store nothing")
+    _flags.add_no_download(p)
+    _flags.add_limit(p, help="score only the first N items of each benchmark (a quick look, not a result; default "
+                             "output: the config's folder + '-limit-N', and every table title says LIMITED RUN)")
+    _flags.add_cache(p)
     add_run_settings_args(p, from_config=True)  # --device, --dtype, --batch-tokens, --last-layer, --allocator
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="local: models one after another in this process (default); ray: one Ray task per "
@@ -49,9 +42,8 @@ def add_study_args(p: argparse.ArgumentParser) -> None:
                    help="connect to this Ray cluster (auto, ray://host:10001 …) instead of starting a local one")
     p.add_argument("--ray-num-cpus", type=int, metavar="N", help="CPUs of the local Ray instance (default: all)")
     p.add_argument("--quiet", action="store_true", help="print only the written files and the results tables")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar per job")
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace the output folder even if it holds a different run (default: refuse)")
+    _flags.add_no_progress(p)
+    _flags.add_overwrite(p)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

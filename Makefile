@@ -7,7 +7,7 @@ LS_VENV ?= .venv-labelstudio
 # CPU wheel of torch, installed before the project so the dependency range never pulls CUDA
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: venv demo test readme bench labelstudio clean
+.PHONY: venv demo test fuzz soak readme bench labelstudio clean
 
 # One stamp per extra, each kept: `make test` then `make demo` adds the demo's extra once and never
 # reinstalls the other's (extras only add packages). A newer pyproject.toml redoes a stamp.
@@ -27,6 +27,17 @@ demo: $(VENV)/.stamp-labelstudio
 # threads contend with everything else (5-10x slower under load); numbers are unaffected.
 test: $(VENV)/.stamp-test
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PY) -m pytest $(PYTEST_ARGS)
+
+# The readers' fuzzers run long (docs/reliability.md): many generated inputs per reader, failures kept in
+# .cache/hypothesis and replayed first next time (FUZZ_EXAMPLES: examples per fuzzer, default 1500)
+fuzz: $(VENV)/.stamp-test
+	HYPOTHESIS_PROFILE=fuzz OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PY) -m pytest tests/test_fuzz_readers.py tests/test_csv_safe.py -q $(PYTEST_ARGS)
+
+# The full soak of studies under faults: 20 runs of 3 models x 4 benchmarks x 3 methods, each killed
+# (SIGKILL / SIGTERM / SIGINT in scoring, the cache write, the report write, a Ray worker) and rerun
+# (STEREOSET_EVAL_SOAK_RUNS, STEREOSET_EVAL_SOAK_SEED); prints the figures docs/reliability.md keeps
+soak: $(VENV)/.stamp-test
+	OMP_NUM_THREADS=1 STEREOSET_EVAL_SOAK=full $(PY) -m pytest tests/test_soak_study.py -q -s $(PYTEST_ARGS)
 
 # docs/cli.md, the command-line reference, regenerated from every subcommand's --help
 readme: $(VENV)/.stamp-labelstudio

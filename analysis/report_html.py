@@ -1,10 +1,11 @@
-"""report.html: one self-contained page (inline CSS, plots embedded as base64 PNG, no scripts).
+"""report.html: one self-contained page (inline CSS, plots embedded as compressed base64 PNG, no scripts).
 
-Made for reading: a table of contents, numbers right-aligned (with their column's heading), text
-left-aligned, a missing value (the dash) centred, the
-provenance rendered (Markdown code spans become ``<code>``, the options a table), and — when the
-report has overview sections (a study) — every per-model detail section folded in a
-``<details>`` element, so the page opens on the tables people compare.
+Made for reading, results first (:mod:`stereoset_eval.analysis.report_layout`): the title, the
+one-paragraph answer, a one-line table of contents, then the leaderboard and the paper's tables
+open; per-job details, error flags, the study overview and the provenance folded in
+``<details>`` elements at the end. Numbers right-aligned (with their column's heading; a value and
+its interval may wrap apart, so wide tables fit the page), text left-aligned, a missing value (the
+dash) centred, Markdown code spans rendered as ``<code>``, the options a table.
 """
 
 from __future__ import annotations
@@ -15,19 +16,26 @@ import json
 import re
 from typing import Any, Mapping
 
+from stereoset_eval.analysis.report_layout import (  # noqa: F401 - DETAIL_KINDS, is_detail: re-exported
+    DETAIL_KINDS, FINDINGS, answer, contents, is_back_matter, is_detail, kind, reading_order,
+)
 from stereoset_eval.analysis.report_markdown import provenance_lines
-from stereoset_eval.analysis.report_model import Figure, Report, Table
+from stereoset_eval.analysis.report_model import Figure, Report, Section, Table
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:.6em 0 1.2em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}
-td.num,th.num{text-align:right}td.num{font-variant-numeric:tabular-nums;white-space:nowrap}td.missing{text-align:center;color:#777}
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:1.2em auto;padding:0 1em;color:#222;line-height:1.35}
+h1{font-size:1.5em;margin:.3em 0}h2{font-size:1.25em;margin:1.2em 0 .3em}
+.wrap{max-width:100%;overflow-x:auto}
+table{border-collapse:collapse;margin:.4em 0 1em}th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left}
+td.num,th.num{text-align:right}td.num{font-variant-numeric:tabular-nums}td.missing{text-align:center;color:#777}
 th{background:#f2f2f2}caption{font-weight:600;text-align:left;padding:.3em 0}
-.note{color:#555;font-size:.9em}figure{display:inline-block;vertical-align:top;margin:1em 1.5em 1em 0}figcaption{color:#555;font-size:.9em}img{max-width:100%}
-pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.8em}code{background:#f3f3f3;padding:0 .2em}
-nav.toc{background:#fafafa;border:1px solid #ddd;padding:.4em 1.2em;margin:1em 0}nav.toc ul{margin:.3em 0}
-details.section{border-top:1px solid #ddd;padding:.3em 0}details.section>summary{cursor:pointer;font-size:1.2em;font-weight:600}
-.limited{background:#fff3cd;border:1px solid #e0c36a;padding:.5em .8em;font-weight:600}
+.note{color:#555;font-size:.9em}figure{display:inline-block;vertical-align:top;margin:1em 1.5em 1em 0}figcaption{color:#555;font-size:.9em}img{max-width:100%;height:auto}
+pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.8em}pre.json{white-space:pre-wrap;word-break:break-all}code{background:#f3f3f3;padding:0 .2em}
+.answer{font-size:1.05em;background:#eef4fb;border-left:4px solid #4C72B0;padding:.6em .9em;margin:.6em 0}
+nav.toc{font-size:.9em;color:#555;margin:.4em 0 .8em}
+details.section{border-top:1px solid #ddd;padding:.3em 0}details.section>summary{cursor:pointer;font-size:1.05em;font-weight:600}
+.limited{background:#fff3cd;border:1px solid #e0c36a;padding:.4em .8em;font-weight:600;margin:.4em 0}
+@media print{body{max-width:none;margin:0}.wrap{overflow:visible}figure{break-inside:avoid}table{break-inside:auto}}
 """
 #: a cell that holds a number, a number with its interval, or a percentage
 NUMBER = re.compile(r"^[-+−]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?%?( \[[^\]]*\])?( \([^)]*\))?$|^[-+−]?inf$|^nan$")
@@ -53,11 +61,18 @@ def cell_class(text: str) -> str:
     return "missing" if t in MISSING else "num" if NUMBER.match(t) else "text"
 
 
+def _number(text: str) -> str:
+    """A number cell's content: the interval's inner space made non-breaking, so a narrow column
+    wraps between the value and its interval only (wide tables fit the page)."""
+    head, sep, tail = text.partition(" [")
+    return _e(head) + " [" + _e(tail).replace(" ", "\u00a0") if sep else _e(text)
+
+
 def _cell(value: object) -> str:
     text = str(value)
     css = cell_class(text)
     attr = "" if css == "text" else f' class="{css}"'
-    return f"<td{attr}>{_code_spans(text)}</td>"
+    return f"<td{attr}>{_number(text) if css == 'num' else _code_spans(text)}</td>"
 
 
 def _numeric_columns(table: Table) -> set[int]:
@@ -76,9 +91,8 @@ def html_table(table: Table) -> str:
                    for i, c in enumerate(table.columns))
     body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in table.rows)
     notes = "".join(f'<p class="note">{_code_spans(n)}</p>' for n in table.notes)
-    return (
-        f"<table><caption>{_e(table.title)}</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}"
-    )
+    return (f'<div class="wrap"><table><caption>{_e(table.title)}</caption><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>{notes}")
 
 
 def html_figure(fig: Figure) -> str:
@@ -113,36 +127,60 @@ def _options_table(options: Mapping[str, Any]) -> str:
             f"</thead><tbody>{rows}</tbody></table></details>")
 
 
-#: first part of the keys of per-job sections (a study's ``detail/…``, a report's per-model sections)
-DETAIL_KINDS: frozenset[str] = frozenset({"detail", "crows", "balanced", "pair-ss", "distribution"})
-
-
-def is_detail(key: str) -> bool:
-    """Per-job sections (``detail/…``, ``stereoset-official/<model>``, ``crows/<benchmark>/<model>`` …)."""
-    kind = key.split("/", 1)[0]
-    return "/" in key and (kind in DETAIL_KINDS or kind.startswith("stereoset-"))
-
-
 def _anchor(key: str) -> str:
     """The section's id: its key (HTML ids may hold any character but whitespace)."""
     return _e(re.sub(r"\s+", "_", key))
 
 
-def render_html(report: Report) -> str:
+def _render_section(section: Section, *, folded: bool) -> str:
+    body = [html_table(t) for t in section.tables]
+    body += [html_figure(f) for f in section.figures]
+    body += [f'<p class="note">{_code_spans(n)}</p>' for n in section.notes]
+    if folded:
+        return (f'<details class="section" id="{_anchor(section.key)}"><summary>{_e(section.title)}</summary>'
+                + "".join(body) + "</details>")
+    return f'<section id="{_anchor(section.key)}"><h2>{_e(section.title)}</h2>' + "".join(body) + "</section>"
+
+
+#: where the provenance this page summarises is written in full
+FULL_PROVENANCE = ("The full provenance (every scoring job's model, data files, method options and run "
+                   "settings) is the <code>provenance</code> object of report.json, written beside this page.")
+
+
+def _provenance(report: Report) -> str:
+    """The provenance, folded: the summary list and every option (one row each). The full object
+    (per-job provenance, ~60 KB for a small study) is report.json's, not repeated here."""
     lines = [line for line in provenance_lines(report.provenance) if not line.startswith("- options:")]
-    prov_items = "".join(f"<li>{_code_spans(line[2:])}</li>" for line in lines)
-    prov_json = _e(json.dumps(report.provenance, indent=2, sort_keys=True, ensure_ascii=False))
+    items = "".join(f"<li>{_code_spans(line[2:])}</li>" for line in lines)
     options = report.provenance.get("options") if isinstance(report.provenance, Mapping) else None
-    fold = any(not is_detail(s.key) for s in report.sections)  # a study: overview open, details folded
-    toc = "".join(
-        f'<li><a href="#{_anchor(s.key)}">{_e(s.title)}</a></li>' for s in report.sections if not (fold and is_detail(s.key))
-    )
-    details = [s for s in report.sections if fold and is_detail(s.key)]
-    if details:
-        toc += f'<li><a href="#details">Details ({len(details)} sections, folded)</a></li>'
+    return (f'<section id="provenance"><details class="section"><summary>Provenance</summary><ul>{items}</ul>'
+            f'{_options_table(options or {})}<p class="note">{FULL_PROVENANCE}</p></details></section>')
+
+
+#: headings of the folded groups after the findings, by layout group
+GROUP_TITLES: dict[str, str] = {"details": "Per-job details", "flags": "Error flags",
+                                "overview": "Models, benchmarks and scoring jobs"}
+
+
+def render_html(report: Report) -> str:
+    """The page in reading order (:mod:`stereoset_eval.analysis.report_layout`): title, the answer,
+    the findings open, then per-job details, error flags, the study overview and provenance folded.
+    A report without a study's findings (one model: its headline results and details) shows every
+    section open."""
+    options = report.provenance.get("options") if isinstance(report.provenance, Mapping) else None
+    study = any(kind(s.key) in FINDINGS for s in report.sections)
+    ordered = reading_order(report.sections)
+    findings = [s for s in ordered if not (study and (is_detail(s.key) or is_back_matter(s.key)))]
+    groups = {name: [s for s in ordered if s not in findings and
+                     (kind(s.key) == name if name != "details" else is_detail(s.key) and not is_back_matter(s.key))]
+              for name in GROUP_TITLES}
+    links = [(label, key) for label, key in contents(findings)]
+    links += [(GROUP_TITLES[g], f"group-{g}") for g, secs in groups.items() if secs]
+    links.append(("Provenance", "provenance"))
+    toc = " · ".join(f'<a href="#{_anchor(key)}">{_e(label)}</a>' for label, key in links)
     parts = [
         "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
+        '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{_e(report.title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{_e(report.title)}</h1>",
     ]
@@ -150,23 +188,15 @@ def render_html(report: Report) -> str:
     if "LIMITED RUN" in report.title.upper() or limit:
         n = f"first {limit}" if limit else "the first N"
         parts.append(f'<p class="limited">LIMITED RUN ({n} items of each benchmark): a quick look, not a result.</p>')
-    parts += [
-        f'<nav class="toc"><strong>Contents</strong><ul><li><a href="#provenance">Provenance</a></li>{toc}</ul></nav>',
-        f'<section id="provenance"><h2>Provenance</h2><ul>{prov_items}</ul>{_options_table(options or {})}'
-        f"<details><summary>full provenance (JSON)</summary><pre>{prov_json}</pre></details></section>",
-    ]
-    def render(section) -> str:
-        body = [html_table(t) for t in section.tables]
-        body += [html_figure(f) for f in section.figures]
-        body += [f'<p class="note">{_code_spans(n)}</p>' for n in section.notes]
-        if fold and is_detail(section.key):
-            return (f'<details class="section" id="{_anchor(section.key)}"><summary>{_e(section.title)}</summary>'
-                    + "".join(body) + "</details>")
-        return f'<section id="{_anchor(section.key)}"><h2>{_e(section.title)}</h2>' + "".join(body) + "</section>"
-
-    parts += [render(s) for s in report.sections if not (fold and is_detail(s.key))]
-    if details:
-        parts.append('<h2 id="details">Details</h2>')
-        parts += [render(s) for s in details]
+    said = answer(report)
+    if said:
+        parts.append(f'<p class="answer" id="answer">{_e(said)}</p>')
+    parts.append(f'<nav class="toc">{toc}</nav>')
+    parts += [_render_section(s, folded=False) for s in findings]
+    for name, secs in groups.items():
+        if secs:
+            parts.append(f'<h2 id="group-{name}">{_e(GROUP_TITLES[name])}</h2>')
+            parts += [_render_section(s, folded=True) for s in secs]
+    parts.append(_provenance(report))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

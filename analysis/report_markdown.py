@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
+from stereoset_eval.analysis.report_layout import answer, reading_order
 from stereoset_eval.analysis.report_model import Report, Table
 
 
@@ -52,11 +53,17 @@ def provenance_lines(prov: Mapping[str, Any]) -> list[str]:
 
 
 def render_markdown(report: Report) -> str:
-    out = [f"# {report.title}", "", "## Provenance", "", *provenance_lines(report.provenance), ""]
-    for section in report.sections:
+    """The report in reading order (:mod:`stereoset_eval.analysis.report_layout`): title, the
+    answer, the sections (findings first, bookkeeping last), provenance at the end."""
+    out = [f"# {report.title}", ""]
+    said = answer(report)
+    if said:
+        out += [f"**{said}**", ""]
+    for section in reading_order(report.sections):
         out += [f"## {section.title}", ""]
         out += [markdown_table(t) for t in section.tables]
         out += [f"_{n}_\n" for n in section.notes]
         if section.figures:
             out.append(f"_Plots ({len(section.figures)}) are embedded in report.html._\n")
+    out += ["## Provenance", "", *provenance_lines(report.provenance), ""]
     return "\n".join(out).rstrip() + "\n"

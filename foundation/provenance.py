@@ -346,7 +346,8 @@ def _scores_threads(scores_provenance: Mapping[str, Any]) -> tuple[int | list[in
     runs' records (a study passes job -> run record)."""
     if "torch_num_threads" in scores_provenance:
         return scores_provenance.get("torch_num_threads"), bool(scores_provenance.get("deterministic", False))
-    runs = scores_provenance.get("runs") if isinstance(scores_provenance.get("runs"), Mapping) else scores_provenance
+    nested = scores_provenance.get("runs")
+    runs: Mapping[str, Any] = nested if isinstance(nested, Mapping) else scores_provenance
     return scoring_threads(runs), scoring_deterministic(runs)
 
 

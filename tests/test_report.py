@@ -131,8 +131,10 @@ def test_html_report_is_self_contained_and_lists_provenance(tmp_path):
     assert doc["provenance"]["model"] == {"id": "toy-model", "revision": "abc123"}
     keys = [s["key"] for s in doc["sections"]]
     assert keys[:3] == ["results", "stereoset-official/toy-model", "stereoset-micro/toy-model"]  # headline first
-    assert [(r["benchmark"], r["metric"]) for r in doc["results"]][2::3] == [
-        ("StereoSet intrasentence", "icat"), ("StereoSet intrasentence (micro)", "icat"), ("toy pairs", "balanced ss (dimension)")]
+    assert [r["benchmark"] for r in doc["results"]][:9:3] == ["StereoSet intrasentence", "StereoSet intersentence",
+                                                              "StereoSet intra+inter overall"]
+    assert [(r["benchmark"], r["metric"]) for r in doc["results"]][-3:] == [
+        ("CrowS-Pairs", "metric score"), ("toy pairs", "pair ss"), ("toy pairs", "balanced ss (dimension)")]
     official = doc["sections"][1]["data"]
     assert official["variant"] == "official" and official["scopes"]["overall"]["ss"]["ci"]["seed"] == 3
     assert doc["provenance"]["n_per_slice"]["stereoset/official/overall"] == 24

@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from stereoset_eval.analysis.benchmarks import BENCHMARKS, get_benchmark
 from stereoset_eval.scoring.settings import RunSettings
+from stereoset_eval.study.benchmarks import resolve_benchmark_file
 from stereoset_eval.study.report_run import ReportOptions, ReportOutcome, ReportRequest, report_benchmark
 from stereoset_eval.study.score_run import ScoreOutcome, ScoreRequest, check_limit, score_benchmark
 
@@ -154,6 +155,8 @@ def evaluate(
     opts = report or ReportOptions()
     paths = dict(data_dir=Path(data_dir) if data_dir is not None else None,
                  cache_dir=Path(cache_dir) if cache_dir is not None else None)
+    for name in names:  # every data file found (or fetched) before any scoring: the study's offline message
+        resolve_benchmark_file(name, data_dir=paths["data_dir"], download=download)
     runs: dict[str, BenchmarkRun] = {}
     rows: list[Any] = []
     for name in names:

@@ -16,7 +16,8 @@ from stereoset_eval.analysis.correlation import BalanceTable, Correlation
 from stereoset_eval.analysis.report_model import Figure, Report, Section, Table, fmt
 from stereoset_eval.analysis.report_plots import benchmark_scatter
 from stereoset_eval.analysis.results import HeadlineResult
-from stereoset_eval.analysis.results_table import report_limit, results_section
+from stereoset_eval.analysis.results_table import results_section
+from stereoset_eval.foundation.provenance import ReportProvenance
 
 if TYPE_CHECKING:
     from stereoset_eval.analysis.benchmarks.base import Evaluation, HeadlineContext
@@ -42,16 +43,17 @@ class ModelResults:
 
 
 def context_of(model: str, provenance: Mapping[str, Any]) -> "HeadlineContext":
-    """Who a one-model report's numbers belong to, read from its provenance block: the method,
-    the method of each scored part (a score file's runs) and ``--limit``."""
+    """Who a one-model report's numbers belong to, read from its provenance block (typed): the
+    method, the method of each scored part (the score file's own block) and ``--limit``."""
     from stereoset_eval.analysis.benchmarks.base import HeadlineContext
 
-    runs = (provenance.get("scores_provenance") or {}).get("runs") or {}
-    parts = {p: str(r["method"]["name"]) for p, r in runs.items()
-             if isinstance(r, Mapping) and isinstance(r.get("method"), Mapping) and r["method"].get("name")}
-    method = provenance.get("method")
-    return HeadlineContext(model=model, method=str(method) if method else None, part_methods=parts,
-                           limit=report_limit({"provenance": provenance}))
+    prov = ReportProvenance.of(provenance)
+    scores = prov.scores
+    parts = dict(scores.methods) if scores is not None else {}
+    if scores is not None and not parts:  # a block without its methods summary: each run's own record
+        parts = {p: str(r["method"]["name"]) for p, r in scores.runs.items()
+                 if isinstance(r.get("method"), Mapping) and r["method"].get("name")}
+    return HeadlineContext(model=model, method=prov.method, part_methods=parts, limit=prov.limit)
 
 
 def build_report(

@@ -17,21 +17,18 @@ from typing import Any, Mapping, Sequence
 
 from stereoset_eval.analysis.report_model import Report, Section, Table, fmt_ci
 from stereoset_eval.analysis.results import HeadlineResult
+from stereoset_eval.foundation.provenance import ReportProvenance
 
 
-def _provenance(report: Report | Mapping[str, Any]) -> Mapping[str, Any]:
+def report_provenance(report: Report | Mapping[str, Any]) -> ReportProvenance:
+    """The provenance of a report (a :class:`Report` or its dict), typed."""
     prov = report.provenance if isinstance(report, Report) else report.get("provenance")
-    return prov if isinstance(prov, Mapping) else {}
+    return ReportProvenance.of(prov if isinstance(prov, Mapping) else {})
 
 
 def report_limit(report: Report | Mapping[str, Any]) -> int | None:
     """``--limit`` of the run behind a report (study options, or the score file's command)."""
-    prov = _provenance(report)
-    limit = (prov.get("options") or {}).get("limit")
-    if limit is None:
-        command = (prov.get("scores_provenance") or {}).get("command") or {}
-        limit = command.get("limit") if isinstance(command, Mapping) else None
-    return int(limit) if limit else None
+    return report_provenance(report).limit
 
 
 def result_rows(report: Report | Mapping[str, Any], *, limit: int | None = None) -> list[HeadlineResult]:

@@ -185,6 +185,31 @@ class ReportProvenance(Serialised):
     deterministic: bool = False
     schema_version: int = SCHEMA_VERSION
 
+    @classmethod
+    def of(cls, data: "Mapping[str, Any] | ReportProvenance") -> "ReportProvenance":
+        """``data`` typed: as it is when it is a block already, else read with :meth:`from_dict`."""
+        return data if isinstance(data, ReportProvenance) else cls.from_dict(data)
+
+    @property
+    def scores(self) -> "ScoreProvenance | None":
+        """The score file's own block, typed; None for a study (its ``scores_provenance`` is
+        job -> run record) or a report on scores without provenance."""
+        sp = self.scores_provenance
+        if not sp or not any(k in sp for k in ("methods", "runs", "command")):
+            return None
+        try:
+            return ScoreProvenance.from_dict(sp)
+        except (ProvenanceError, KeyError, TypeError, AttributeError):
+            return None
+
+    @property
+    def limit(self) -> int | None:
+        """``--limit`` of the run behind the report: the study's or report's options, else the score command's."""
+        limit = self.options.get("limit")
+        if limit is None and self.scores is not None:
+            limit = self.scores.command.get("limit")
+        return int(limit) if limit else None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema_version": self.schema_version,
@@ -207,8 +232,10 @@ class ReportProvenance(Serialised):
     def from_dict(cls, data: Mapping[str, Any]) -> "ReportProvenance":
         version = _check_schema(data, "report provenance")
         model = data.get("model") or {}
+        if not isinstance(model, Mapping):  # an older block's bare id
+            model = {"id": model}
         return cls(
-            tool=ToolInfo.from_dict(data["tool"]),
+            tool=ToolInfo.from_dict(data["tool"]) if "tool" in data else ToolInfo(TOOL_NAME, "unknown", None),
             data_files=tuple(FileRef.from_dict(f) for f in data.get("data_files", ())),
             score_files=tuple(FileRef.from_dict(f) for f in data.get("score_files", ())),
             model=model.get("id"),

@@ -117,3 +117,16 @@ def test_curation_and_label_studio_blocks_are_typed_with_version_and_commit():
     assert legacy.tool.version == __version__ and legacy.n_kept == 2
     with pytest.raises(StereosetEvalError, match="newer"):
         CurationProvenance.from_dict({**cur.to_dict(), "schema_version": 99})
+
+
+def test_a_report_reads_limit_and_the_score_file_block_typed():
+    from stereoset_eval.analysis.results_table import report_limit
+
+    runs = {"intrasentence": {"model": {"id": "m"}, "method": {"name": "stereoset-mlm"}}}
+    scored = ScoreProvenance.of_runs(runs, command={"limit": 7}).to_dict()
+    prov = build_provenance(method="stereoset-mlm", scores_provenance=scored, timestamp="t")
+    assert prov.limit == 7 and prov.scores is not None and prov.scores.methods == {"intrasentence": "stereoset-mlm"}
+    assert report_limit({"provenance": prov.to_dict()}) == 7 == report_limit({"provenance": prov})
+    study = build_provenance(options={"limit": 3}, scores_provenance={"job": {"run": {}}}, timestamp="t")
+    assert study.limit == 3 and study.scores is None  # a study's job records are not a score file's block
+    assert ReportProvenance.of({}).limit is None and ReportProvenance.of({}).tool.version == "unknown"

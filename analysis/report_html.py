@@ -3,8 +3,8 @@
 Made for reading, results first (:mod:`stereoset_eval.analysis.report_layout`): the title, the
 one-paragraph answer, a one-line table of contents, then the leaderboard and the paper's tables
 open; per-job details, error flags, the study overview and the provenance folded in
-``<details>`` elements at the end. Numbers right-aligned (with their column's heading; a value and
-its interval may wrap apart, so wide tables fit the page), text left-aligned, a missing value (the
+``<details>`` elements at the end. Numbers right-aligned (with their column's heading; a cell may
+wrap at its spaces, so a table of many intervals fits the page), text left-aligned, a missing value (the
 dash) centred, Markdown code spans rendered as ``<code>``, the options a table.
 """
 
@@ -26,7 +26,7 @@ CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:1.2em auto;padding:0 1em;color:#222;line-height:1.35}
 h1{font-size:1.5em;margin:.3em 0}h2{font-size:1.25em;margin:1.2em 0 .3em}
 .wrap{max-width:100%;overflow-x:auto}
-table{border-collapse:collapse;margin:.4em 0 1em}th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left}
+table{border-collapse:collapse;margin:.4em 0 1em;font-size:.9em}th,td{border:1px solid #ccc;padding:.2em .45em;text-align:left}
 td.num,th.num{text-align:right}td.num{font-variant-numeric:tabular-nums}td.missing{text-align:center;color:#777}
 th{background:#f2f2f2}caption{font-weight:600;text-align:left;padding:.3em 0}
 .note{color:#555;font-size:.9em}figure{display:inline-block;vertical-align:top;margin:1em 1.5em 1em 0}figcaption{color:#555;font-size:.9em}img{max-width:100%;height:auto}
@@ -35,7 +35,8 @@ pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.8em}pre.json{whit
 nav.toc{font-size:.9em;color:#555;margin:.4em 0 .8em}
 details.section{border-top:1px solid #ddd;padding:.3em 0}details.section>summary{cursor:pointer;font-size:1.05em;font-weight:600}
 .limited{background:#fff3cd;border:1px solid #e0c36a;padding:.4em .8em;font-weight:600;margin:.4em 0}
-@media print{body{max-width:none;margin:0}.wrap{overflow:visible}figure{break-inside:avoid}table{break-inside:auto}}
+@page{size:A4 landscape;margin:12mm}
+@media print{body{max-width:none;margin:0;padding:0;font-size:10pt}.wrap{overflow:visible}figure{break-inside:avoid}}
 """
 #: a cell that holds a number, a number with its interval, or a percentage
 NUMBER = re.compile(r"^[-+−]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?%?( \[[^\]]*\])?( \([^)]*\))?$|^[-+−]?inf$|^nan$")
@@ -61,18 +62,11 @@ def cell_class(text: str) -> str:
     return "missing" if t in MISSING else "num" if NUMBER.match(t) else "text"
 
 
-def _number(text: str) -> str:
-    """A number cell's content: the interval's inner space made non-breaking, so a narrow column
-    wraps between the value and its interval only (wide tables fit the page)."""
-    head, sep, tail = text.partition(" [")
-    return _e(head) + " [" + _e(tail).replace(" ", "\u00a0") if sep else _e(text)
-
-
 def _cell(value: object) -> str:
     text = str(value)
     css = cell_class(text)
     attr = "" if css == "text" else f' class="{css}"'
-    return f"<td{attr}>{_number(text) if css == 'num' else _code_spans(text)}</td>"
+    return f"<td{attr}>{_code_spans(text)}</td>"
 
 
 def _numeric_columns(table: Table) -> set[int]:

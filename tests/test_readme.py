@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -220,10 +221,12 @@ def test_readme_offline_demo_form_runs_to_a_results_table(shared_dir, tmp_path):
 
 
 def test_readme_python_example_runs(shared_dir, tmp_path, monkeypatch, capsys):
-    """The Python API block as pasted, with the fixture models, 20 items, and README's study as my_study.toml."""
+    """The Python API block as pasted (``stereoset_eval.evaluate``, then ``run_study``), with the fixture
+    model for bert-base-uncased, 20 items per file, and README's study as my_study.toml."""
     import stereoset_eval.curation.loaders.registry as registry
 
     code = _blocks(_readme(), "python")[0]
+    assert "stereoset_eval.evaluate(" in code and "stereoset_eval.run_study(" in code
     code = code.replace('"bert-base-uncased"', repr(str(shared_dir / "fixtures" / "models" / "tiny-bert")))
     full = registry.load_items
     monkeypatch.setattr(registry, "load_items", lambda *a, **k: full(*a, **k)[:20])
@@ -233,6 +236,10 @@ def test_readme_python_example_runs(shared_dir, tmp_path, monkeypatch, capsys):
     _fixture_study(shared_dir, tmp_path)
     exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - our own README
     out = capsys.readouterr().out.splitlines()
-    assert out[0].count("[") == 2  # ss [CI] lms [CI]
-    assert "'computed'" in out[1] and out[1].endswith("report.html")
+    table = [line for line in out if line.startswith("| tiny-bert")]
+    assert {"StereoSet intrasentence", "CrowS-Pairs"} <= {cell.strip() for line in table for cell in line.split("|")}
+    rows = json.loads((tmp_path / "runs" / "evaluate" / "tiny-bert" / "results.json").read_text(encoding="utf-8"))
+    crows = next(r for r in rows if r["benchmark"] == "CrowS-Pairs" and r["metric"] == "metric score")
+    assert float(out[-2]) == crows["value"]  # result.value(...) is the number results.json holds
+    assert "'computed'" in out[-1] and out[-1].endswith("report.html")
     assert (tmp_path / "runs" / "four-models" / "report.html").is_file()

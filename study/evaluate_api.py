@@ -10,7 +10,6 @@ re-exported as :func:`stereoset_eval.evaluate`.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,7 +138,6 @@ def evaluate(
         report: the report's options (None: the report's defaults).
         log: called with one line per step (None: silent).
     """
-    from stereoset_eval.analysis.report_json import report_to_json
     from stereoset_eval.analysis.results_table import result_rows, results_json
     from stereoset_eval.foundation.atomic import atomic_write_text
     from stereoset_eval.scoring.hub import check_models
@@ -175,7 +173,7 @@ def evaluate(
         reported = report_benchmark(ReportRequest(
             benchmark=name, scores=folder / "scores" / "scores.json", output=folder / "report",
             data_dir=paths["data_dir"], download=download, options=_with_task(opts, task)))
-        rows += result_rows(json.loads(report_to_json(reported.report)), limit=reported.limit)
+        rows += result_rows(reported.report, limit=reported.limit)  # the benchmark's typed headline results
         runs[name] = BenchmarkRun(name, scored, reported)
     results_path = atomic_write_text(out / "results.json", results_json(rows))
     return EvaluationResult(model, out, limit, runs, tuple(rows), results_path, settings)

@@ -258,9 +258,8 @@ def _results_report(req: ScoreRequest, items: list[Item], results: Mapping[str, 
 
 def write_results(report: Any, folder: Path, limit: int | None) -> Path:
     """``folder/results.json`` of ``report`` (flat rows: model, benchmark, metric, value, CI, n, ideal)."""
-    from stereoset_eval.analysis.report_json import report_to_json
     from stereoset_eval.analysis.results_table import result_rows, results_json
     from stereoset_eval.foundation.atomic import atomic_write_text
 
-    rows = result_rows(json.loads(report_to_json(report)), limit=limit)
+    rows = result_rows(report, limit=limit)  # the benchmark's typed headline results
     return atomic_write_text(folder / "results.json", results_json(rows))

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from stereoset_eval.analysis.report_json import report_to_json
 from stereoset_eval.analysis.results_table import format_leaderboard, format_table, result_rows, results_json
 from stereoset_eval.foundation.atomic import atomic_write_text
 
@@ -14,8 +12,7 @@ from stereoset_eval.foundation.atomic import atomic_write_text
 def show_results(report: Any, folder: Path, *, title: str, limit: int | None = None, write: bool = True) -> Path:
     """Print the lm-eval-style table of ``report`` (a Report); write ``folder/results.json`` unless the
     report writer already did (``write=False``: report and study write it inside their output set)."""
-    data = json.loads(report_to_json(report))  # the report's own data model, as report.json holds it
-    rows = result_rows(data, limit=limit)
+    rows = result_rows(report, limit=limit)  # the benchmarks' typed headline results, as results.json holds them
     path = Path(folder) / "results.json"
     if write:
         atomic_write_text(path, results_json(rows))

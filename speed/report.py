@@ -25,8 +25,13 @@ TARGETS: tuple[tuple[str, str, str, str, float], ...] = (
     ("pll within 1.05x of the floor", "pll", "ours_over_floor", "<=", 1.05),
     ("pll-word-l2r within 1.05x of the floor", "pll-word-l2r", "ours_over_floor", "<=", 1.05),
 )
+BASE_STEREOSET_TARGET = ("stereoset-mlm within 1.05x of the floor (StereoSet slice)", "stereoset-mlm",
+                         "ours_over_floor", "<=", 1.05)  # issue 35: every BERT-base-sized cell
 RSS_LIMIT_MB = 2048.0
-FIXTURE_FLOOR_LIMIT = 1.3  # issue 19: fixture models, whole datasets, every method
+# issue 35: fixture models, whole datasets, every method: ours within this of the lowest reachable time
+# (floor + the tokenizing an exact implementation cannot skip, speed/impls/floor.py); on a GPU tighter
+REACHABLE_LIMIT = {"cpu": 1.2, "cuda": 1.15}
+GPU_MINICONS_LIMIT = 3.0  # issue 35: on a GPU, pll and pll-word-l2r at least this much faster than minicons
 STUDY_LIMIT = 1.4  # issue 19: the three masked methods together vs pll alone
 MEMORY_GROWTH_LIMIT_MB = 50.0  # issue 19: BERT-base-sized, 1,920 -> 3,840 sentences
 
@@ -125,6 +130,7 @@ def _ratios(impls: Mapping[str, Any]) -> dict[str, Any]:
         if tokenize is not None and floor["wall_s_median"]:
             # the lowest ours / floor for an implementation that encodes its own texts (speed/impls/floor.py)
             out["floor_with_tokenizing_over_floor"] = (floor["wall_s_median"] + tokenize) / floor["wall_s_median"]
+            out["ours_over_lowest_reachable"] = ours["wall_s_median"] / (floor["wall_s_median"] + tokenize)
     study = impls.get("ours-study", {})
     if study.get("status") == "ok":
         out["study_over_pll"] = study["wall_s_median"] / ours["wall_s_median"]
@@ -132,12 +138,21 @@ def _ratios(impls: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def check_targets(results: list[dict[str, Any]], *, dataset_prefix: str = "crows-pairs") -> list[dict[str, Any]]:
-    """The issue's targets, evaluated on the BERT-base-sized model's CrowS-Pairs results (if run)."""
+def check_targets(results: list[dict[str, Any]], *, dataset_prefix: str = "crows-pairs",
+                  device: str = "cpu") -> list[dict[str, Any]]:
+    """The issue's targets, evaluated on the BERT-base-sized model's CrowS-Pairs results (if run),
+    and its ``stereoset-mlm`` cell on the StereoSet slice; on a GPU (``device`` cuda…) the minicons
+    targets are issue 35's 3x."""
     by_method = {r["method"]: r for r in results
                  if r["model"] == TARGET_MODEL and r["dataset"].startswith(dataset_prefix)}
+    stereoset = [r for r in results if r["model"] == TARGET_MODEL and r["method"] == "stereoset-mlm"]
+    if stereoset:
+        by_method["stereoset-mlm"] = stereoset[0]
+    gpu = device.startswith("cuda")
     out = []
-    for name, method, key, op, threshold in TARGETS:
+    for name, method, key, op, threshold in TARGETS + (BASE_STEREOSET_TARGET,):
+        if gpu and key == "speedup_vs_minicons":
+            name, threshold = name.replace(f"{threshold:g}x", f"{GPU_MINICONS_LIMIT:g}x"), GPU_MINICONS_LIMIT
         r = by_method.get(method)
         value = r["ratios"].get(key) if r else None
         agree = bool(r and r["numbers_agree"])
@@ -153,15 +168,18 @@ def check_targets(results: list[dict[str, Any]], *, dataset_prefix: str = "crows
     return out
 
 
-def issue19_targets(results: list[dict[str, Any]], memory: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """Issue 19's targets: fixture models at the floor, the study row, BERT-base-sized memory."""
+def issue19_targets(results: list[dict[str, Any]], memory: Mapping[str, Any] | None, *,
+                    device: str = "cpu") -> list[dict[str, Any]]:
+    """Issues 19 and 35's targets: fixture models within 1.2x (GPU: 1.15x) of the lowest reachable
+    time (floor + tokenizing), the study row, BERT-base-sized memory."""
+    limit = REACHABLE_LIMIT["cuda" if device.startswith("cuda") else "cpu"]
     out = []
     for r in results:
         q = r["ratios"]
         if r["model_origin"] == "fixture" and r["method"] != "study" and "ours_over_floor" in q:
-            out.append(_target(f"{r['model']} {r['method']} ({r['dataset']}) within {FIXTURE_FLOOR_LIMIT}x of the floor",
-                               q["ours_over_floor"], "<=", FIXTURE_FLOOR_LIMIT, bool(r["numbers_agree"]),
-                               lowest=q.get("floor_with_tokenizing_over_floor")))
+            out.append(_target(f"{r['model']} {r['method']} ({r['dataset']}) within {limit}x of the lowest reachable "
+                               "(floor + tokenizing)", q.get("ours_over_lowest_reachable"), "<=", limit,
+                               bool(r["numbers_agree"])))
         if r["method"] == "study" and "study_over_pll" in q:
             extra = r["implementations"]["ours-study"].get("extra") or {}
             diffs = extra.get("max_abs_diff_vs_alone") or {}
@@ -226,8 +244,8 @@ def summary_table(results: list[dict[str, Any]]) -> str:
     """One row per (model, method): ours' time and throughput, the three ratios, agreement."""
     lines = ["| model | method | data | ours wall s | ours sent/s | ours tok/s | ours peak RSS MiB "
              "| ours peak GPU MiB | speed-up vs reference loop | speed-up vs minicons | ours / floor "
-             "| ours / floor (CPU) | (floor + tokenizing) / floor | max \\|Δ\\| | agree |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "| ours / floor (CPU) | (floor + tokenizing) / floor | ours / lowest reachable | max \\|Δ\\| | agree |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
         o = r["implementations"].get("ours", {})
         q = r["ratios"]
@@ -237,7 +255,8 @@ def summary_table(results: list[dict[str, Any]]) -> str:
             f"| {_fmt(o.get('peak_rss_mb'), '.0f')} | {_fmt(o.get('peak_gpu_mb'), '.0f')} "
             f"| {_ratio(q, 'reference_loop')} | {_ratio(q, 'minicons')} "
             f"| {_fmt(q.get('ours_over_floor'), '.2f')} | {_fmt(q.get('ours_over_floor_cpu'), '.2f')} "
-            f"| {_fmt(q.get('floor_with_tokenizing_over_floor'), '.2f')} | {_fmt(r['max_abs_diff'], '.1e')} "
+            f"| {_fmt(q.get('floor_with_tokenizing_over_floor'), '.2f')} "
+            f"| {_fmt(q.get('ours_over_lowest_reachable'), '.2f')} | {_fmt(r['max_abs_diff'], '.1e')} "
             f"| {'yes' if r['numbers_agree'] else ('—' if r['numbers_agree'] is None else 'NO')} |")
     return "\n".join(lines)
 

@@ -341,7 +341,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         spec = MODELS["bert-base-random"]
         memory = measure_growth(model_path(spec, fixtures_dir=fixtures_dir, cache_dir=args.model_cache), data_dir,
                                 batch_tokens=args.batch_tokens, threads=args.threads)
-    targets = report.check_targets(results) + report.issue19_targets(results, memory)
+    targets = report.check_targets(results, device=args.device) + report.issue19_targets(results, memory, device=args.device)
     doc = {
         "schema": SCHEMA,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

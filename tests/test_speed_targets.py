@@ -1,0 +1,48 @@
+"""Issue 35's benchmark targets (speed/report.py): fixture cells against the lowest reachable time
+(floor + tokenizing), 1.2x on a CPU and 1.15x on a GPU; the BERT-base-sized StereoSet cell within
+1.05x of the floor; minicons 2x on a CPU, 3x on a GPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from speed import report
+
+
+def _result(model: str, origin: str, method: str, dataset: str, *, ours: float, floor: float, tokenize: float,
+            minicons: float | None = None) -> dict[str, Any]:
+    impls: dict[str, Any] = {
+        "ours": {"status": "ok", "wall_s_median": ours, "cpu_s_median": ours, "n_sentences": 10},
+        "floor": {"status": "ok", "wall_s_median": floor, "cpu_s_median": floor, "n_sentences": 10,
+                  "extra": {"tokenize_wall_s_median": tokenize}},
+    }
+    if minicons is not None:
+        impls["minicons"] = {"status": "ok", "wall_s_median": minicons, "cpu_s_median": minicons, "n_sentences": 10,
+                             "agrees": True}
+    return {"model": model, "model_origin": origin, "method": method, "dataset": dataset, "numbers_agree": True,
+            "implementations": impls, "ratios": report._ratios(impls)}
+
+
+def test_fixture_cells_are_held_to_the_lowest_reachable_time() -> None:
+    cells = [_result("tiny-bert", "fixture", "stereoset-mlm", "stereoset-intra (all)", ours=1.2, floor=0.5, tokenize=0.5),
+             _result("tiny-bert", "fixture", "pll", "crows-pairs (all)", ours=1.3, floor=1.0, tokenize=0.05)]
+    assert cells[0]["ratios"]["ours_over_lowest_reachable"] == 1.2
+    cpu = report.issue19_targets(cells, None)
+    assert [(t["value"], t["met"]) for t in cpu] == [(1.2, True), (1.3 / 1.05, False)]
+    assert all("within 1.2x of the lowest reachable" in t["target"] for t in cpu)
+    gpu = report.issue19_targets(cells, None, device="cuda")
+    assert [t["met"] for t in gpu] == [False, False] and "1.15x" in gpu[0]["target"]
+
+
+def test_base_sized_targets_include_stereoset_and_tighter_minicons_on_a_gpu() -> None:
+    cells = [_result("bert-base-random", "random-init", "pll", "crows-pairs[:4]", ours=1.0, floor=0.97, tokenize=0.0,
+                     minicons=2.5),
+             _result("bert-base-random", "random-init", "stereoset-mlm", "stereoset-intra[:300]", ours=1.1, floor=1.0,
+                     tokenize=0.01)]
+    by_name = {t["target"]: t for t in report.check_targets(cells)}
+    assert by_name["pll >= 2x faster than minicons"]["met"] is True
+    assert by_name["pll within 1.05x of the floor"]["met"] is True
+    stereoset = by_name["stereoset-mlm within 1.05x of the floor (StereoSet slice)"]
+    assert abs(stereoset["value"] - 1.1) < 1e-12 and stereoset["met"] is False
+    gpu = {t["target"]: t for t in report.check_targets(cells, device="cuda")}
+    assert gpu["pll >= 3x faster than minicons"]["met"] is False

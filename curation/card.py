@@ -28,12 +28,52 @@ def _md(df: pd.DataFrame, floatfmt: str = ".4f") -> str:
     return "\n".join(lines)
 
 
+def _coverage_section(result: Any) -> str:
+    """Coverage, estimated precision and the reliability of every rule the run used."""
+    if not hasattr(result, "coverage"):
+        return ""
+    prov = result.provenance
+    routing = prov.get("routing", {})
+    rows = []
+    for ds, c in result.coverage().items():
+        rows.append({"dataset": ds, "items": c["items"], "reviewed": c["reviewed"], "automatic": c["automatic"],
+                     "need review": c["needs_review"], "coverage": c["coverage"],
+                     "est. item": c["estimated_item"], "est. instance": c["estimated_instance"],
+                     "est. pair text": c["estimated_text"], "est. dimension": c["estimated_dimension"]})
+    cov = _md(pd.DataFrame(rows)) if rows else "(no items)"
+    rel = result.reliability_table()
+    reviewed = prov.get("reviewed_inputs") or []
+    src = ", ".join(f"`{r['file']}`" for r in reviewed) or "none"
+    measured = rel[rel["lower"].notna()] if len(rel) else rel
+    rel_md = _md(measured.drop(columns=["family_n", "family_mean"])) if len(measured) else \
+        "No reliability is measured: no reviewed items were given. Mechanical rules decide; judgement rules send their items to review."
+    return f"""## Coverage and estimated precision
+
+Coverage is the share of the items no person reviewed that the rules decided alone; `est.` is the
+estimated agreement of those automatic decisions with a person (posterior means of their rules'
+reliability, weighted per decision). An item is decided automatically only when no rule holds it and
+every rule on it has a reliability lower bound (one-sided {routing.get('confidence', 0.95)}) of at
+least `min_precision` = {routing.get('min_precision', 0.95)}; unmeasured rules: {routing.get('unmeasured', 'mechanical')}.
+Reviewed items: {src} ({prov.get('reviewed_items', 0)} items).
+
+{cov}
+
+### Reliability of the rules (from the reviewed items)
+
+`n` decisions graded against a person, `agree` of them agreeing; `mean` and `lower` are the Beta
+posterior's mean and lower bound (prior: a mechanical rule {routing.get('mechanical_prior', 0.99)} with
+strength {routing.get('mechanical_prior_strength', 20.0)}; a judgement rule its family's pooled agreement
+with strength {routing.get('prior_strength', 10.0)}). A dimension rule is estimated per label.
+
+{rel_md}"""
+
+
 def dataset_card(result: Any, *, version: str, human_review: str | None = None, gold: str | None = None) -> str:
     """Markdown card for ``result`` (a :class:`~stereoset_eval.curation.pipeline.CurationResult`).
 
     ``human_review`` is a markdown section on the human review of this version
     (:func:`stereoset_eval.curation.labelstudio.report.report_markdown`), placed before the provenance;
-    ``gold`` is the agreement section of :func:`stereoset_eval.curation.gold_eval.gold_markdown`.
+    ``gold`` is the agreement section of :func:`stereoset_eval.curation.gold_report.gold_markdown`.
     """
     prov = result.provenance
     removed = result.removed_table()
@@ -49,7 +89,9 @@ def dataset_card(result: Any, *, version: str, human_review: str | None = None, 
     priority = " > ".join(prov["config"]["dimension_priority"])
     status_counts = removed["status"].value_counts().to_dict() if len(removed) else {}
     decided = result.decided_counts() if hasattr(result, "decided_counts") else {"automatic": 0, "review": 0}
-    kind = "Human-reviewed curation" if human_review else "Automatic curation"
+    decided.setdefault("reviewed", 0)
+    kind = "Human-reviewed curation" if human_review or prov.get("output_kind") == "human-reviewed curation" \
+        else "Automatic curation"
     return f"""---
 license: cc-by-sa-4.0
 language:
@@ -70,11 +112,13 @@ configs:
 
 # Curated gender-swap pairs — version `{version}` ({kind.lower()})
 
-**{kind}.** {decided['automatic']} decisions (pairs and instances kept or removed) were made
-automatically by the rules, each with its evidence and, for attribute instances, a confidence
-(`flags`: `stereotype_validity`); {decided['review']} need a person (`removed.csv`, status
-`review`; the instances with their suggestion are in `review_items.jsonl` for Label Studio).
-{'A human review has been merged (see below).' if human_review else 'This is an automatic curation until a human review has been merged.'}
+**{kind}.** Of the source items, {decided['automatic']} were decided automatically (every rule on the item
+at or above the precision the run asked for), {decided['reviewed']} were decided by a person (reviewed items
+given to the run, `decided_by = review`), and {decided['review']} need a person: they have no rows here and
+wait in `review_items.jsonl` with the suggestion and its evidence (`stereoset-eval annotate push --items`).
+{'A human review has been merged (see below).' if human_review else 'This is an automatic curation until the reviews of every waiting item are merged.'}
+
+{_coverage_section(result)}
 
 Minimal pairs built from the gender items of StereoSet (intrasentence) and CrowS-Pairs by
 `stereoset-eval curate`, following the curation recipe of Zakizadeh & Pilehvar (2025),
@@ -146,10 +190,15 @@ unedited ones counting 1.0 (`mean_jaccard_all`). The BMNE paper reports 83.45%.
 
 {_md(result.jaccard)}
 
-## Pitfall rules (source pairs)
+## Rules (one registry)
 
-`kind` says whether a rule is automatic or needs a person (judgement pitfalls of
-Blodgett et al. 2021, set in review). Rule failures (exceptions) in this run: {prov['rule_failures']}.
+Every decision is owned by a rule of the registry: `kind` is `mechanical` (a check of form, right by
+construction) or `judgement` (a reading of meaning, trusted only as far as reviewed items show);
+`effect` is what it does (remove, drop an instance, keep, swap labels, repair, tag a dimension, hold =
+a person decides); `stage` is where it decides (`review`: pitfalls a person sets, Blodgett et al.
+2021). `flagged` counts flags on the source pairs, `decisions` the decisions of this run;
+`reliability_*` are the estimates from the reviewed items. Rule failures (exceptions) in this run:
+{prov['rule_failures']}.
 
 {_md(summary)}
 

@@ -10,11 +10,14 @@ an existing folder is replaced only if it is an earlier ``curate`` output)::
     pairs.parquet          the same table, the same column types (:mod:`.export_schema`)
     hf_dataset/            datasets.DatasetDict({"train": ...}).save_to_disk of the same table
     lm_eval_task/          an lm-evaluation-harness task over pairs.parquet (YAML + utils.py)
-    rules_summary.csv      rule table of the source pairs (automatic + needs a person)
+    rules_summary.csv      the rule registry's table over the source pairs (kind, effect, stage, flagged)
     rules_summary_curated.csv   rule table of the curated pairs
-    removed.csv            every pair / instance left out, with status and reason
-    review_items.jsonl     the instances sent to review with their suggestion and confidence
+    removed.csv            every pair / instance left out, with the rule, reason, decided_by and confidence
+    review_items.jsonl     the review queue: every candidate of the items a person must decide, with the
+                           suggestion and evidence, ordered by what a decision would change
                            (``stereoset-eval annotate push --items`` makes Label Studio tasks of them)
+    reliability.csv        the reliability estimate of every rule the run used (n, agreement, mean, lower bound)
+    decision_records.jsonl every source item's proposed decisions with their rules (curate-eval cross-fits on it)
     statistics/            lengths.csv, jaccard.csv, counts.csv, categories.csv,
                            categories.png, statistics.json
     provenance.json        tool and rules version, lexicon sha256, config, input files
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
@@ -49,8 +52,12 @@ def _json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def pairs_frame(items: Sequence[Item]) -> pd.DataFrame:
-    """One row per curated item in the BMNE column schema plus provenance columns (typed, see SCHEMA)."""
+def pairs_frame(items: Sequence[Item], decided: Mapping[str, tuple[str, float | None]] | None = None) -> pd.DataFrame:
+    """One row per curated item in the BMNE column schema plus provenance columns (typed, see SCHEMA).
+
+    ``decided``: item id -> (``decided_by``, ``confidence``) of the run's routing (empty when absent).
+    """
+    decided = decided or {}
     rows = []
     for it in items:
         src, src_id = origin_of(it)
@@ -78,6 +85,8 @@ def pairs_frame(items: Sequence[Item]) -> pd.DataFrame:
             "source_sha256": p.sha256,
             "source_row": p.row,
             "source_format": p.format,
+            "decided_by": decided.get(it.id, ("", None))[0],
+            "confidence": decided.get(it.id, ("", None))[1],
         })
     return typed_frame(rows)
 
@@ -117,7 +126,7 @@ def write_curation(result: Any, output: str | Path, *, card: str, gold_report: A
     ``gold_report`` (a :class:`~stereoset_eval.curation.gold_eval.GoldReport`) adds ``gold_eval/``.
     """
     output = Path(output)
-    frame = pairs_frame(result.items)
+    frame = pairs_frame(result.items, getattr(getattr(result, "applied", None), "decided", None))
     with output_folder(output, command="curate") as tmp:
         atomic_write_text(tmp / "README.md", card)
         write_csv(frame, tmp / "pairs.csv")
@@ -131,6 +140,11 @@ def write_curation(result: Any, output: str | Path, *, card: str, gold_report: A
 
         review = result.review_items() if hasattr(result, "review_items") else []
         write_items_jsonl(tmp / "review_items.jsonl", review)
+        if hasattr(result, "reliability_table"):
+            write_csv(result.reliability_table(), tmp / "reliability.csv")
+            from stereoset_eval.curation.record_io import write_records
+
+            write_records(tmp / "decision_records.jsonl", result.records)
         stats = tmp / "statistics"
         for name in ("lengths", "jaccard", "counts", "categories"):
             write_csv(getattr(result, name), stats / f"{name}.csv")

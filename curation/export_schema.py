@@ -15,7 +15,7 @@ from typing import Any, Literal, Mapping, Sequence
 
 import pandas as pd
 
-ColumnType = Literal["string", "int64"]
+ColumnType = Literal["string", "int64", "float64"]
 
 BMNE_COLUMNS: tuple[str, ...] = ("sent_more", "sent_less", "stereo_antistereo", "bias_type", "category")
 #: every column of pairs.csv / pairs.parquet / hf_dataset, in order, with its type
@@ -25,10 +25,13 @@ SCHEMA: tuple[tuple[str, ColumnType], ...] = (
     ("target", "string"), ("pitfalls", "string"), ("tag_source", "string"), ("dimension_evidence", "string"),
     ("edits", "string"), ("sentence_origins", "string"), ("item_flags", "string"), ("source_file", "string"),
     ("source_sha256", "string"), ("source_row", "int64"), ("source_format", "string"),
+    # issue 31: who decided the pair (rule:<name>, judge:<model>, review) and the lower bound of that
+    # rule's measured reliability (empty when unmeasured or decided in review)
+    ("decided_by", "string"), ("confidence", "float64"),
 )
 COLUMNS: tuple[str, ...] = tuple(c for c, _ in SCHEMA)
 #: columns where an empty value means "none" and is written as a null outside CSV
-NULLABLE: frozenset[str] = frozenset({"category", "target", "tag_source", "source_row"})
+NULLABLE: frozenset[str] = frozenset({"category", "target", "tag_source", "source_row", "confidence"})
 JSON_COLUMNS: tuple[str, ...] = ("dimension_evidence", "edits", "sentence_origins", "item_flags")
 
 
@@ -42,7 +45,7 @@ def typed_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=list(COLUMNS))
     for column, kind in SCHEMA:
         values = df[column].map(lambda v: None if v is None or (column in NULLABLE and v == "") else v)
-        df[column] = values.astype("Int64" if kind == "int64" else "string")
+        df[column] = values.astype({"int64": "Int64", "float64": "Float64"}.get(kind, "string"))
     return df
 
 
@@ -63,5 +66,9 @@ def read_export_table(path) -> pd.DataFrame:  # path: str | os.PathLike
     else:
         raw = pd.read_csv(path, dtype=str, keep_default_na=False)
     records = raw.astype(object).where(raw.notna(), None).to_dict("records")
-    return typed_frame([{k: (int(v) if k == "source_row" and v not in (None, "") else v) for k, v in r.items()}
-                        for r in records])
+    def cell(k: str, v: Any) -> Any:
+        if v in (None, ""):
+            return v
+        return int(v) if k == "source_row" else float(v) if k == "confidence" else v
+
+    return typed_frame([{k: cell(k, v) for k, v in r.items()} for r in records])

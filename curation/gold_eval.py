@@ -4,7 +4,9 @@ The gold (``../shared/data/curation-gold/gold_dev.csv``, see its GUIDELINES.md) 
 curated instance of a source item (``m``, ``l`` or ``as_is``; a removed item has one row with an
 empty instance). A curated version is read as its ``pairs.csv`` (kept instances, ``id`` =
 ``<source>/<source_id>`` plus ``#m``/``#l``) and ``removed.csv`` (``item_id``, ``status``, ``rule``,
-``reason``). Only items present in the gold are compared. Per benchmark:
+``reason``). Only items present in the gold are compared, and only those the version decided (an item
+waiting for review has no row in either table; it is counted in ``items_waiting_for_review``). Per
+benchmark:
 
 * **item κ** — keep/remove of the whole source item (ours: kept when any instance is in
   ``pairs.csv``); Cohen's κ over the gold's items.
@@ -39,10 +41,6 @@ GOLD_COLUMNS: tuple[str, ...] = (
 )
 DATASET_SOURCE: dict[str, str] = {"stereoset": "stereoset-intra", "crows": "crows-pairs"}
 NO_DIMENSION = "needs annotation"
-# the issue's targets (issue 14); the quality gate reads them from here
-TARGETS: dict[str, float] = {"item_kappa": 0.6, "instance_kappa": 0.5, "dimension_kappa": 0.6,
-                             "exact_pair_rate": 0.85, "count_ratio_error": 0.15}
-
 
 class GoldFormatError(StereosetEvalError):
     """A gold file that does not follow the curation-gold schema."""
@@ -149,7 +147,10 @@ def _decided_by(key: tuple[str, str], kept: dict, dropped: dict, item_rule: dict
 def _evaluate_one(gold: pd.DataFrame, kept: dict, dropped: dict, item_rule: dict,
                   dataset: str) -> tuple[dict[str, Any], pd.DataFrame, list[dict]]:
     g = gold[gold["dataset"] == dataset]
-    items = list(dict.fromkeys(g["item"]))
+    decided = {k[0] for k in kept} | {k[0] for k in dropped} | set(item_rule)
+    # an item that waits for a person (no automatic row) is not compared: it is counted apart
+    waiting = [it for it in dict.fromkeys(g["item"]) if it not in decided]
+    items = [it for it in dict.fromkeys(g["item"]) if it in decided]
     ours_items = {k[0] for k in kept}
     gold_keep = {it: (g[g["item"] == it]["decision"].iloc[0] == "keep") for it in items}
     dis: list[dict] = []
@@ -206,6 +207,7 @@ def _evaluate_one(gold: pd.DataFrame, kept: dict, dropped: dict, item_rule: dict
     row = {
         "dataset": dataset,
         "items": len(items),
+        "items_waiting_for_review": len(waiting),
         "items_kept_gold": sum(gold_keep.values()),
         "items_kept_ours": sum(1 for it in items if it in ours_items),
         "item_kappa": cohen_kappa([gold_keep[it] for it in items], [it in ours_items for it in items]),

@@ -55,18 +55,8 @@ from stereoset_eval.curation.target_swap import non_target_indices
 
 FLIP: dict[str, str] = {"stereo": "antistereo", "antistereo": "stereo"}
 STATUSES: tuple[str, ...] = ("kept", "review", "removed")
-# pair-level removals, in the order they are checked: (rule, status)
-PAIR_REMOVALS: tuple[tuple[str, str], ...] = (
-    ("known_erratum", "removed"),
-    ("identical_pair", "removed"),
-    ("no_group_term", "removed"),
-    ("attribute_is_gender_term", "removed"),
-    ("short_template", "removed"),
-    ("inconsistent_gender", "review"),  # "I think her was working on it himself": a person repairs or removes
-)
-# checked after the CrowS-Pairs perturbation removals: a marker in the perturbation is theirs
-CONTENT_REMOVALS: tuple[str, ...] = ("other_group_content",)
-CROWS_REMOVALS: tuple[str, ...] = ("mismatched_group_category", "other_group_marker")
+#: a pair-level effect of a fired runner rule -> the status of the pair's decision
+EFFECT_STATUS: dict[str, str] = {"remove": "removed", "hold": "review"}
 
 
 @dataclass(frozen=True)
@@ -88,7 +78,7 @@ class Decision:
 
 def _load_flags(pair: Item, new_id: str) -> tuple:
     """The pair's load-time flags (rule flags are recomputed on the instances)."""
-    return rehome_flags(tuple(f for f in pair.flags if f.rule not in RULES), new_id)
+    return rehome_flags(tuple(f for f in pair.flags if not (f.rule in RULES and RULES[f.rule].runs_in_runner)), new_id)
 
 
 def _side_markers(analysis: PairAnalysis, side: str) -> list[str]:
@@ -413,18 +403,14 @@ def normalise_pair(pair: Item, analysis: PairAnalysis, *, partners: str = "swap"
 
     ``partners``: the target-only swap's policy for the target's partner (``swap`` or ``keep``).
     """
-    fired = {f.rule: f for f in pair.flags if f.rule in RULES}
-    for rule_name, status in PAIR_REMOVALS:
-        if rule_name in fired:
-            return [Decision(pair.id, pair.id, status, fired[rule_name].message, rule_name)]
+    fired = {f.rule: f for f in pair.flags if f.rule in RULES and RULES[f.rule].runs_in_runner}
     stereoset_like = pair.target is not None
-    if not stereoset_like:
-        for rule_name in CROWS_REMOVALS:
-            if rule_name in fired:
-                return [Decision(pair.id, pair.id, "removed", fired[rule_name].message, rule_name)]
-    for rule_name in CONTENT_REMOVALS:
-        if rule_name in fired:
-            return [Decision(pair.id, pair.id, "removed", fired[rule_name].message, rule_name)]
+    # the rules' declared pair effects, applied generically: the first by precedence (Rule.order) decides
+    deciding = sorted((RULES[name] for name in fired if RULES[name].effect in EFFECT_STATUS
+                       and RULES[name].applies_to(pair)), key=lambda r: (r.order, r.name))
+    if deciding:
+        r = deciding[0]
+        return [Decision(pair.id, pair.id, EFFECT_STATUS[r.effect], fired[r.name].message, r.name)]
     if not stereoset_like:
         typo = find_real_word_typo(analysis)
         if typo is not None and typo.fix is None:

@@ -156,7 +156,8 @@ def category_chart(table: pd.DataFrame, dest: str | Path, *, title: str = "Stere
     ax.set_xticklabels([lab.replace(" and ", " &\n") for lab in labels], fontsize=8)
     ax.set_ylabel("curated pairs")
     ax.set_title(title)
-    ax.legend(fontsize=8)
+    if len(table):  # no curated pair yet (everything waits for review): no legend to draw
+        ax.legend(fontsize=8)
     fig.tight_layout()
     with atomic_path(dest, suffix=".png") as tmp:
         fig.savefig(tmp, format="png", metadata={"Software": None})

@@ -57,17 +57,7 @@ from stereoset_eval.curation.lexicon.gender_association import AGE_STEREOTYPES, 
 if TYPE_CHECKING:
     from stereoset_eval.foundation.items import Item
 
-VALIDITY_RULES: dict[str, str] = {
-    "stereotype_validity": "Evidence that the attribute is a stereotype of sent_more's gender (confidence 0-1).",
-    "wrong_direction": "The attribute is associated with the other gender: sent_more/sent_less swapped.",
-    "age_stereotype": "The attribute is an old-age stereotype, not a gender one: instance dropped.",
-    "generic_negativity": "The attribute is generic negativity with no gender association: instance dropped.",
-    "generic_positivity": "The attribute is generic praise with no gender association: instance dropped.",
-    "no_gender_association": "No gender association for the anti-stereotype attribute: instance dropped.",
-    "conflicting_association": "Strong evidence for both genders: a person decides.",
-    "negation_perturbation": "The options differ only by a negation: both instances judged on the shared predicate.",
-    "weak_consensus": "An anti-stereotype attribute, or a swap of the source's label, rests on context uses only: a person decides.",
-}
+# the rules of these verdicts are registered in stereoset_eval.curation.rules.stage_rules
 NEGATION_PREFIXES = ("un", "in", "im", "dis", "non")
 # the words a negation perturbation adds or removes ("do" comes with "don't" splits, "tend not to")
 NEGATORS = frozenset("not n't no never don't doesn't didn't can't cannot won't isn't aren't wasn't weren't "
@@ -394,22 +384,31 @@ def apply_validity(decisions: Sequence[Any], pairs: dict[str, Any], consensus: C
             v = judge_negation(pair.text("sent_more" if plain_is_more else "sent_less"), plain_gender,
                                consensus=consensus, exclude=pair.provenance.derived_from or "", config=config,
                                mirror=side == "l")
+        judged_by = None
         if v is None and judge_with is not None:
             v = judge_with(list(d.attribute_words), claimed, side,
                            (d.instance.text("sent_more"), d.instance.text("sent_less")))
+            if v is not None:  # the judge owns this decision: one more judgement rule of the registry
+                from stereoset_eval.curation.rules import judge_rule
+
+                judged_by = judge_rule(judge_with.name, description=f"Model judge {judge_with.name}: validity, "
+                                       "direction and dimension of an attribute instance.").name
+                v = Verdict(v.action, v.rule, v.confidence, v.reason, {**v.evidence, "decider": judge_with.name})
         if v is None:
             v = judge(list(d.attribute_words), claimed, side, consensus=consensus,
                       exclude=pair.provenance.derived_from or "", config=config,
                       elderly_target=is_elderly_target(pair.target))
         evidence = {"rule": v.rule, "confidence": v.confidence, **v.evidence}
         if v.action == "drop":
-            out.append(Decision(d.source_id, d.item_id, "removed", v.reason, v.rule, attribute_words=d.attribute_words))
+            # the built instance travels with the drop: review shows it as the other reading
+            out.append(Decision(d.source_id, d.item_id, "removed", v.reason, judged_by or v.rule, d.instance,
+                                d.attribute_words))
             continue
         if v.action == "review" or v.confidence < config.review_below:
             # the instance travels to review with the suggestion, pre-filled in Label Studio
             flag = Flag("stereotype_validity", d.instance.id, "warning", "needs review: " + v.reason, evidence)
             inst = d.instance.replace(flags=tuple(d.instance.flags) + (flag,))
-            out.append(Decision(d.source_id, d.item_id, "review", v.reason, v.rule, inst, d.attribute_words))
+            out.append(Decision(d.source_id, d.item_id, "review", v.reason, judged_by or v.rule, inst, d.attribute_words))
             continue
         inst = swap_labels(d.instance) if v.action == "swap" else d.instance
         flags = [Flag("stereotype_validity", inst.id, "info", v.reason, evidence)]

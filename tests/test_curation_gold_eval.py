@@ -1,9 +1,11 @@
-"""The agreement measurement (curation/gold_eval.py) and the quality gate on the expert gold.
+"""The agreement measurement (curation/gold_eval.py) and the precision gate on the expert gold.
 
-The gate curates the real gender items of StereoSet dev and CrowS-Pairs, measures them against
-``../shared/data/curation-gold/gold_dev.csv``, prints the table and fails below the levels in
-:data:`GATE` (the levels reached by the current rules, see docs/curation.md; the issue's targets
-are :data:`stereoset_eval.curation.gold_eval.TARGETS`).
+The gate curates the real gender items of StereoSet dev and CrowS-Pairs and cross-fits the rules'
+reliability on ``../shared/data/curation-gold/gold_dev.csv`` (5 hash folds: an item is routed and
+graded only with estimates fitted on the other folds). It prints the risk-coverage table and fails
+when the automatic decisions at the default ``min_precision`` agree with the expert on fewer than
+95 % of the items, or when the estimated precision is more than 5 points from the measured one.
+In-sample figures are never asserted: they hold only on the items they were fitted on.
 """
 
 from __future__ import annotations
@@ -16,12 +18,7 @@ import pytest
 
 from stereoset_eval.curation import gold_eval as ge
 
-# per benchmark: (item κ, instance κ, dimension κ, exact-pair rate, max count ratio error).
-# Rules 2.2 reach every target of the issue (TARGETS: 0.6, 0.5, 0.6, 0.85, 0.15); see docs/curation.md.
-GATE: dict[str, tuple[float, float, float, float, float]] = {
-    "stereoset": (0.6, 0.5, 0.6, 0.85, 0.15),    # every target reached (0.66 / 0.56 / 0.82 / 90 % / 7 %)
-    "crows": (0.6, 0.5, 0.6, 0.85, 0.15),        # every target reached (0.66 / 0.80 / 0.64 / 88 % / 0 %)
-}
+DATASETS = ("stereoset", "crows")
 
 
 def test_kappa_known_values():
@@ -99,33 +96,45 @@ def test_folds_are_stable():
 
 
 @pytest.fixture(scope="module")
-def gold_report(data_dir):
-    from stereoset_eval.curation.export import pairs_frame
+def curated(data_dir):
     from stereoset_eval.curation.pipeline import curate_files
 
     gold_path = data_dir / "curation-gold" / "gold_dev.csv"
     if not gold_path.is_file():
         pytest.skip(f"expert gold not found at {gold_path}")
-    result = curate_files([("stereoset", data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv"),
-                           ("crows-pairs", data_dir / "crows-pairs" / "crows_pairs_anonymized.csv")])
-    return ge.evaluate(pairs_frame(result.items), result.removed_table(), ge.load_gold(gold_path))
+    return curate_files([("stereoset", data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv"),
+                         ("crows-pairs", data_dir / "crows-pairs" / "crows_pairs_anonymized.csv")]), gold_path
 
 
-@pytest.mark.parametrize("dataset", sorted(GATE))
-def test_quality_gate_on_expert_gold(gold_report, dataset):
-    with pd.option_context("display.width", 200):
-        print("\n" + gold_report.table.set_index("dataset").T.to_string())
-        print(gold_report.per_fold.set_index(["fold", "dataset"]).T.to_string())
-    item_k, inst_k, dim_k, exact, count_err = GATE[dataset]
-    r = gold_report.table.set_index("dataset").loc[dataset]
-    assert r["item_kappa"] >= item_k
-    assert r["instance_kappa"] >= inst_k
-    assert r["dimension_kappa"] >= dim_k
-    assert r["exact_pair_rate"] >= exact
-    assert r["count_ratio_error"] <= count_err
+@pytest.fixture(scope="module")
+def cross_fitted(curated):
+    from stereoset_eval.curation.reviewed import load_reviews
+    from stereoset_eval.curation.risk_coverage import cross_fit_table, summary_markdown
+
+    result, gold_path = curated
+    table = cross_fit_table(result.records, load_reviews([gold_path]), k=5, thresholds=(0.8, 0.9, 0.95))
+    print("\n" + summary_markdown(table))
+    return table
 
 
-def test_curate_eval_command_writes_the_tables(gold_report, data_dir, tmp_path, capsys):
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_precision_gate_cross_fitted_on_expert_gold(cross_fitted, dataset):
+    row = cross_fitted[(cross_fitted["dataset"] == dataset) & (cross_fitted["min_precision"] == 0.95)].iloc[0]
+    assert row["items"] > 100 and row["automatic"] > 0  # the rules decide some items alone
+    assert row["item_measured"] >= 0.95  # and those decisions agree with the expert
+    assert abs(row["item_estimated"] - row["item_measured"]) <= 0.05  # the estimate is calibrated
+    for comp in ("instance", "text", "dimension"):
+        if row[f"{comp}_n"]:
+            assert row[f"{comp}_measured"] >= 0.9, comp
+
+
+def test_coverage_falls_as_the_precision_asked_rises(cross_fitted):
+    for dataset in DATASETS:
+        cov = cross_fitted[cross_fitted["dataset"] == dataset].sort_values("min_precision")["coverage"].tolist()
+        assert cov == sorted(cov, reverse=True)
+
+
+def test_curate_eval_command_writes_the_tables(data_dir, tmp_path, capsys):
     from stereoset_eval.cli.main import main
 
     out = tmp_path / "cur"
@@ -136,7 +145,9 @@ def test_curate_eval_command_writes_the_tables(gold_report, data_dir, tmp_path, 
     assert "Agreement with an expert gold" in (out / "README.md").read_text()
     assert main(["curate-eval", str(out), "--gold", str(gold), "--write", str(tmp_path / "ge")]) == 0
     text = capsys.readouterr().out
-    assert "item_kappa" in text and "largest kinds of disagreement" in text
+    assert "item_kappa" in text and "largest kinds of disagreement" in text and "risk-coverage" in text
     summary = pd.read_csv(tmp_path / "ge" / "summary.csv")
     assert list(summary["dataset"]) == ["crows"]
     assert (tmp_path / "ge" / "disagreements.csv").is_file()
+    rc = pd.read_csv(tmp_path / "ge" / "risk_coverage.csv")
+    assert set(rc["min_precision"]) == {0.8, 0.9, 0.95, 0.99} and (rc["coverage"] >= 0).all()

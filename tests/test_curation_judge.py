@@ -33,10 +33,18 @@ def test_pipeline_records_the_judge_as_decider(judge, data_dir, tmp_path) -> Non
     path = data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv"
     r = curate_files([("stereoset", path)], judge=judge)
     assert r.provenance["validity_decider"] == judge.name
-    judged = [f for it in r.items for f in it.flags if f.rule == "stereotype_validity"]
+    judged = [f for it in r.suggested_items() for f in it.flags if f.rule == "stereotype_validity"]
     assert judged and all(f.evidence.get("decider") == judge.name for f in judged)
     assert curate_files([("stereoset", path)]).provenance["validity_decider"] == "evidence rules"
     out = tmp_path / "v"
     assert main(["curate", "--benchmark", "stereoset", "--data", str(path), "--output", str(out),
                  "--judge-model", judge.model_id]) == 0
     assert json.loads((out / "provenance.json").read_text())["validity_decider"].startswith("causal-lm:")
+    # the judge owns its decisions: a judgement rule of the registry, with no measured reliability here,
+    # so its items wait for review
+    from stereoset_eval.curation.rules import RULES
+
+    key = f"judge:{judge.name}"
+    assert RULES[key].kind == "judgement" and any(d.rule == key for rec in r.records for d in rec.decided)
+    assert all(r.routing[rec.source_id].status == "review" for rec in r.records
+               if any(d.rule == key for d in rec.decided))

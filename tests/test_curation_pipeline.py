@@ -17,15 +17,18 @@ from stereoset_eval.curation.rules import RULES_VERSION
 from stereoset_eval.curation.loaders.pairs_csv import load_pairs
 
 FILES = ("README.md", "pairs.csv", "pairs.parquet", "rules_summary.csv", "rules_summary_curated.csv",
-         "removed.csv", "provenance.json", "statistics/lengths.csv", "statistics/jaccard.csv",
+         "removed.csv", "provenance.json", "reliability.csv", "decision_records.jsonl", "review_items.jsonl", "statistics/lengths.csv", "statistics/jaccard.csv",
          "statistics/counts.csv", "statistics/categories.csv", "statistics/categories.png",
          "statistics/statistics.json", "hf_dataset/dataset_dict.json", "hf_dataset/train/state.json",
          "lm_eval_task/stereoset_eval_curated.yaml", "lm_eval_task/utils.py")
 
 
-def cli_args(ids_csv: Path, crows_csv: Path, out: Path) -> list[str]:
+def cli_args(ids_csv: Path, crows_csv: Path, out: Path, *, draft: bool = True) -> list[str]:
+    """``draft``: accept every suggestion (``--min-precision 0 --unmeasured decide``), so the export holds
+    the full proposal these format tests read; the precision-first default is tested apart."""
     return ["curate", "--benchmark", "stereoset", "--data", str(ids_csv), "--benchmark", "crows-pairs",
-            "--data", str(crows_csv), "--bias-type", "gender", "--output", str(out)]
+            "--data", str(crows_csv), "--bias-type", "gender", "--output", str(out),
+            *(["--min-precision", "0", "--unmeasured", "decide"] if draft else [])]
 
 
 @pytest.fixture(scope="module")
@@ -49,10 +52,15 @@ def test_counts_are_consistent(out_dir: Path) -> None:
     assert counts.loc["crows-pairs", "source_pairs"] == 262
     assert counts["curated"].sum() == len(pairs)
     assert (pairs.groupby("source").size() == counts["curated"]).all()
-    assert set(removed["status"]) <= {"removed", "review"} and (removed["reason"] != "").all()
-    # every source pair is in the dataset or in the removed table
+    assert set(removed["status"]) <= {"removed"} and (removed["reason"] != "").all()
+    assert set(removed["decided_by"].str.split(":").str[0]) <= {"rule", "judge", "review"}
+    assert set(pairs["decided_by"].str.split(":").str[0]) <= {"rule", "judge", "review"}
+    # every source pair is in the dataset, in the removed table or in the review queue (a rule holds it)
+    queue = [json.loads(line) for line in (out_dir / "review_items.jsonl").read_text().splitlines()]
+    queued = {q["id"].split("#", 1)[0] for q in queue}
     seen = set(pairs["source"] + "/" + pairs["source_id"]) | set(removed["source_id"])
-    assert len(seen) == 255 + 262
+    assert not seen & queued - {s for s in seen if s in set(pairs["source"] + "/" + pairs["source_id"])}
+    assert len(seen | queued) == 255 + 262
     assert list(pairs.columns[:5]) == list(BMNE_COLUMNS)
     assert set(pairs["stereo_antistereo"]) == {"stereo", "antistereo"}
     assert set(pairs["bias_type"]) == {"gender"}
@@ -62,7 +70,8 @@ def test_counts_are_consistent(out_dir: Path) -> None:
 
 def test_rule_table_and_card(out_dir: Path) -> None:
     rules = pd.read_csv(out_dir / "rules_summary.csv").set_index("rule")
-    assert set(rules["kind"]) == {"automatic", "needs a person"}
+    assert set(rules["kind"]) == {"mechanical", "judgement"}
+    assert {"effect", "stage", "decisions", "reliability_n", "reliability_lower"} <= set(rules.columns)
     assert rules.loc["known_erratum", "flagged"] == 1 and rules["failures"].sum() == 0
     card = (out_dir / "README.md").read_text(encoding="utf-8")
     assert "license: cc-by-sa-4.0" in card and "CC BY-SA 4.0" in card
@@ -80,8 +89,9 @@ def test_pairs_round_trip(out_dir: Path, ids_csv: Path, crows_csv: Path) -> None
     assert [it.id for it in load_items("pairs", out_dir / "pairs.parquet")] == [it.id for it in items]
     frame = pairs_frame(items)
     original = pd.read_csv(out_dir / "pairs.csv", dtype=str, keep_default_na=False)
-    # everything but the columns that name the file the items were read from
-    same = [c for c in original.columns if not c.startswith("source_")]
+    # everything but the columns that name the file the items were read from, and the run's routing
+    # (decided_by, confidence: a property of the run, not of the item)
+    same = [c for c in original.columns if not c.startswith("source_") and c not in ("decided_by", "confidence")]
     as_csv = frame[same].astype(object).where(frame[same].notna(), "").astype(str)  # CSV has no nulls
     pd.testing.assert_frame_equal(as_csv, original[same])
     assert items[0].provenance.format == "pairs-csv" and items[0].provenance.note.startswith("curated from")

@@ -203,7 +203,7 @@ def _version_name(args: argparse.Namespace) -> str:
     return f"{base}-reviewed-{args.adjudication}"
 
 
-def _inputs(args: argparse.Namespace, items: list[Item], parsed, run: dict) -> list[dict]:
+def _inputs(args: argparse.Namespace, items: list[Item], parsed, run: Mapping[str, Any]) -> list[dict]:
     """The files read, as the dataset card lists them (name, sha256, items loaded)."""
     from stereoset_eval.curation.labelstudio.items_io import pairs_file_of
     from stereoset_eval.foundation.files import file_sha256

@@ -47,7 +47,41 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="judge log-prob margin under which the evidence rules decide (default 0.1)")
     p.add_argument("--gold", type=Path,
                    help="expert gold CSV (curation-gold schema): agreement goes on the card and into OUTPUT/gold_eval/")
+    add_routing_arguments(p)
     p.set_defaults(func=run)
+
+
+def add_routing_arguments(p: argparse.ArgumentParser) -> None:
+    """The reviewed items and the routing parameters (defaults from ReliabilityConfig)."""
+    from stereoset_eval.curation.reliability import UNMEASURED_POLICIES, ReliabilityConfig
+
+    d = ReliabilityConfig()
+    p.add_argument("--reviewed", nargs="+", type=Path, default=[], metavar="FILE",
+                   help="items a person decided: a curation-gold CSV or an `annotate merge` folder (several allowed); "
+                        "applied as they are (decided_by=review) and every rule's reliability is estimated from them")
+    p.add_argument("--min-precision", type=float, default=d.min_precision,
+                   help=f"decide automatically only where every rule's reliability lower bound reaches this "
+                        f"(default {d.min_precision}); everything else goes to review")
+    p.add_argument("--confidence-level", type=float, default=d.confidence,
+                   help=f"one-sided level of the reliability lower bound (default {d.confidence})")
+    p.add_argument("--prior-strength", type=float, default=d.prior_strength,
+                   help=f"pseudo-observations of a rule family's pooled agreement in a judgement rule's prior "
+                        f"(default {d.prior_strength})")
+    p.add_argument("--mechanical-prior", type=float, default=d.mechanical_prior,
+                   help=f"prior mean agreement of a mechanical rule (default {d.mechanical_prior})")
+    p.add_argument("--mechanical-prior-strength", type=float, default=d.mechanical_prior_strength,
+                   help=f"pseudo-observations of that prior (default {d.mechanical_prior_strength})")
+    p.add_argument("--unmeasured", choices=sorted(UNMEASURED_POLICIES), default=d.unmeasured,
+                   help="rules with no measured reliability: 'mechanical' = mechanical rules decide, judgement "
+                        f"rules go to review; 'review' = none decides (default {d.unmeasured})")
+
+
+def routing_config(args: argparse.Namespace):
+    from stereoset_eval.curation.reliability import ReliabilityConfig
+
+    return ReliabilityConfig(min_precision=args.min_precision, confidence=args.confidence_level,
+                             prior_strength=args.prior_strength, mechanical_prior=args.mechanical_prior,
+                             mechanical_prior_strength=args.mechanical_prior_strength, unmeasured=args.unmeasured)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,13 +101,14 @@ def run(args: argparse.Namespace) -> int:
     config = CurationConfig(bias_type=args.bias_type,
                             rules=RuleConfig(min_words=args.min_words, near_duplicate_jaccard=args.near_duplicate_jaccard,
                                              remove_below_words=args.remove_below_words),
-                            validity=ValidityConfig(enabled=not args.no_validity), partners=args.partners)
+                            validity=ValidityConfig(enabled=not args.no_validity), partners=args.partners,
+                            reliability=routing_config(args))
     judge = None
     if args.judge_model:
         from stereoset_eval.scoring.judge import CausalLMJudge
 
         judge = CausalLMJudge(args.judge_model, min_margin=args.judge_min_margin)
-    result = curate_files(inputs, config=config, judge=judge)
+    result = curate_files(inputs, config=config, judge=judge, reviewed=args.reviewed)
     version = f"{'+'.join(args.benchmark)}-{args.bias_type}-rules{RULES_VERSION}"
     report = gold_section = None
     if args.gold is not None:
@@ -81,16 +116,24 @@ def run(args: argparse.Namespace) -> int:
         from stereoset_eval.curation.gold_eval import evaluate, load_gold
         from stereoset_eval.curation.gold_report import gold_markdown
 
-        report = evaluate(pairs_frame(result.items), result.removed_table(), load_gold(args.gold))
+        report = evaluate(pairs_frame(result.items, result.applied.decided), result.removed_table(), load_gold(args.gold))
         gold_section = gold_markdown(report, gold_name=args.gold.name)
     out = write_curation(result, args.output, card=dataset_card(result, version=version, gold=gold_section),
                          gold_report=report)
-    print(f"curated {len(result.items)} pairs from {len(result.pairs)} source pairs -> {out}")
+    kind = result.provenance.get("output_kind", "automatic curation")
+    print(f"{kind}: {len(result.items)} pairs from {len(result.pairs)} source pairs -> {out}")
     print(result.counts.to_string(index=False))
+    print("\ncoverage (items decided without a person, of those no person reviewed):")
+    for ds, row in result.coverage().items():
+        print(f"  {ds}: {row['automatic']} automatic, {row['needs_review']} need review, {row['reviewed']} reviewed; "
+              f"coverage {row['coverage']:.1%}; estimated agreement of the automatic decisions: "
+              f"item {row['estimated_item']:.3f}, instance {row['estimated_instance']:.3f}, "
+              f"pair text {row['estimated_text']:.3f}, dimension {row['estimated_dimension']:.3f}")
+    print(f"review queue: {len(result.review_items())} candidates in {out / 'review_items.jsonl'}")
     removed = result.removed_table()
     print(f"\nleft out: {len(removed)} (see {out / 'removed.csv'})")
     print("\nrules (source pairs):")
-    print(result.rule_summary[["rule", "kind", "flagged", "share", "overlap", "failures"]].to_string(index=False))
+    print(result.rule_summary[["rule", "kind", "effect", "flagged", "share", "overlap", "failures"]].to_string(index=False))
     if report is not None:
         from stereoset_eval.cli.commands.curate_eval import print_report
 

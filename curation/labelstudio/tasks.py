@@ -56,8 +56,19 @@ def original_texts(item: Item, parent: Item | None = None) -> dict[str, str]:
     return out
 
 
+def _review_suggestion(item: Item) -> dict[str, Any] | None:
+    from stereoset_eval.curation.apply_decisions import SUGGESTION_FLAG
+
+    found = [f for f in item.flags if f.rule == SUGGESTION_FLAG]
+    return dict(found[-1].evidence) if found else None
+
+
 def proposed_decision(item: Item, pitfalls: Sequence[Pitfall]) -> str:
-    """``remove`` if an automatic pitfall flag has severity error, else ``keep``."""
+    """The run's suggestion for a queued item (``remove`` for a removal or a drop), else ``remove`` if an
+    automatic pitfall flag has severity error, else ``keep``."""
+    queued = _review_suggestion(item)
+    if queued is not None and not str(queued.get("slot_suggestion", "")).startswith("undecided"):
+        return "remove" if queued.get("slot_suggestion") in ("remove", "drop") else "keep"
     automatic = {p.name for p in pitfalls if p.automatic}
     return "remove" if any(f.rule in automatic and f.severity == "error" for f in item.flags) else "keep"
 
@@ -99,8 +110,10 @@ def _confidence(item: Item) -> float | None:
 
 
 def suggestion_of(item: Item) -> str:
-    """The automatic validity/direction suggestion recorded on ``item`` ("" when none)."""
-    msgs = [f.message for f in item.flags if f.rule in ("stereotype_validity", "wrong_direction")]
+    """The automatic suggestion recorded on ``item``: the review queue's, then validity/direction ("" when none)."""
+    from stereoset_eval.curation.apply_decisions import SUGGESTION_FLAG
+
+    msgs = [f.message for f in item.flags if f.rule in (SUGGESTION_FLAG, "stereotype_validity", "wrong_direction")]
     return " | ".join(msgs)
 
 
@@ -123,6 +136,8 @@ def item_to_task(item: Item, pitfalls: Sequence[Pitfall], *, parent: Item | None
         "auto_findings": "\n".join(findings) if findings else "none",
         "auto_suggestion": suggestion_of(item) or "none",
         "auto_confidence": "" if _confidence(item) is None else f"{_confidence(item):.2f}",
+        # the review queue's order: what a decision on the item would change (tasks are pushed in this order)
+        "review_impact": int((_review_suggestion(item) or {}).get("impact", 0)),
     }
     return {"data": data, "predictions": [prediction_for(item, pitfalls)]}
 

@@ -28,7 +28,7 @@ def _spans(spans) -> list[dict]:
     return [s.to_dict() for s in spans]
 
 
-@rule("identical_pair", severity="error",
+@rule("identical_pair", effect="remove", order=20, needs=("pair_analysis",), severity="error",
       description="The two sentences have the same words (case, punctuation and spelling variants aside): "
                   "the pair cannot discriminate.")
 def identical_pair(item: Item, ctx) -> Flag | None:
@@ -41,7 +41,7 @@ def identical_pair(item: Item, ctx) -> Flag | None:
     return ctx.rule.flag(item, msg, {"spans": _spans(variants)})
 
 
-@rule("multiple_spans",
+@rule("multiple_spans", needs=("pair_analysis",),
       description="More than one perturbation between the sentences (token diff): a consistent group swap "
                   "counts once, every other differing span once more.")
 def multiple_spans(item: Item, ctx) -> Flag | None:
@@ -55,7 +55,7 @@ def multiple_spans(item: Item, ctx) -> Flag | None:
     )
 
 
-@rule("attribute_perturbation",
+@rule("attribute_perturbation", needs=("pair_analysis",),
       description="A differing span is not a group term of the item's bias type (the attribute was perturbed, "
                   "e.g. trunks/bikini): normalised into gender-swapped pairs, one per attribute.")
 def attribute_perturbation(item: Item, ctx) -> Flag | None:
@@ -69,7 +69,7 @@ def attribute_perturbation(item: Item, ctx) -> Flag | None:
     )
 
 
-@rule("mismatched_group_category", severity="error",
+@rule("mismatched_group_category", effect="remove", order=60, scope="crows", needs=("pair_analysis", "lexicon"), severity="error",
       description="The perturbed terms belong to different categories: a group term on one side only "
                   "(e.g. 'House burglars'/'Women').")
 def mismatched_group_category(item: Item, ctx) -> Flag | None:
@@ -82,7 +82,7 @@ def mismatched_group_category(item: Item, ctx) -> Flag | None:
     )
 
 
-@rule("other_group_marker", severity="error",
+@rule("other_group_marker", effect="remove", order=70, scope="crows", needs=("pair_analysis", "lexicon"), severity="error",
       description="The perturbation is a marker of another social category (age, race, gender identity, "
                   "religion, ...; e.g. 'young/old grandfather'): not a gender stereotype pair.")
 def other_group_marker(item: Item, ctx) -> Flag | None:
@@ -97,7 +97,7 @@ def other_group_marker(item: Item, ctx) -> Flag | None:
     )
 
 
-@rule("attribute_is_gender_term", severity="error",
+@rule("attribute_is_gender_term", effect="remove", order=40, needs=("pair_analysis", "lexicon"), severity="error",
       description="StereoSet options (the attribute) differ by a gender term while the target stays "
                   "(e.g. 'She, herself, is a girl/boy'): the pair tests agreement, not a stereotype.")
 def attribute_is_gender_term(item: Item, ctx) -> Flag | None:
@@ -112,7 +112,7 @@ def attribute_is_gender_term(item: Item, ctx) -> Flag | None:
     )
 
 
-@rule("no_group_term", severity="error",
+@rule("no_group_term", effect="remove", order=30, needs=("lexicon",), severity="error",
       description="Neither sentence contains a group term of the item's bias type (mislabelled bias type, "
                   "or an unknown spelling such as 'gentlement').")
 def no_group_term(item: Item, ctx) -> Flag | None:
@@ -136,7 +136,7 @@ CONTENT_CATEGORIES = ("gender-identity", "sexual-orientation")
 CONTENT_AMBIGUOUS = frozenset({"straight"})
 
 
-@rule("other_group_content", severity="error",
+@rule("other_group_content", effect="remove", order=80, needs=("lexicon",), severity="error",
       description="Both sentences are about gender identity or sexual orientation (a marker anywhere in the "
                   "text, or 'born a man'): not a binary gender stereotype, the pair is removed (not_gender).")
 def other_group_content(item: Item, ctx) -> Flag | None:

@@ -1,11 +1,21 @@
-"""The pitfall-rule registry: ``RULES`` (name -> :class:`Rule`), filled by ``@rule``.
+"""The one rule registry of curation: ``RULES`` (name -> :class:`Rule`).
 
-A rule is a plain function ``(item, ctx) -> Flag | None`` (``ctx`` is the runner's
-:class:`~stereoset_eval.curation.rules.runner.RuleContext`: configuration, cached pair analyses,
-dataset-wide duplicate look-ups). Automatic rules run in :func:`~stereoset_eval.curation.rules.runner.run_rules`;
-non-automatic entries (judgement pitfalls) have no function: a person decides them, e.g.
-in the Label Studio round trip, and their flags arrive on the items from there.
-Registering a name twice is an error, never a silent overwrite.
+Every decision a curation run makes is owned by a rule registered here, whatever stage makes it:
+
+* **runner rules** (``stage="pair"``): a plain function ``(item, ctx) -> Flag | None`` run by
+  :func:`~stereoset_eval.curation.rules.runner.run_rules` on the source pairs and again on the
+  curated instances; the pipeline applies its declared ``effect`` (on a source pair) and
+  ``instance_effect`` (on a curated instance) generically. A new rule of this kind is one module
+  in this package (it is imported by the package, no list to edit) plus its tests.
+* **stage rules** (``normalise``, ``validity``, ``repair``, ``dimension``): decisions made inside
+  a pipeline stage (the target-only swap, validity and direction, repairs, dimension tags); the
+  stage names the rule on every decision it makes (:mod:`stereoset_eval.curation.rules.stage_rules`).
+* **judges** (``stage="judge"``): a model judge, registered under ``judge:<name>`` when a run uses it.
+* **review pitfalls** (``stage="review"``): Blodgett et al.'s judgement pitfalls a person sets in review.
+
+Each rule declares its ``kind`` (``mechanical``: a check of form that is right by construction;
+``judgement``: a reading of meaning, reliable only as far as reviewed items show) and its
+``effect``. Registering a name twice is an error, never a silent overwrite.
 """
 
 from __future__ import annotations
@@ -18,6 +28,12 @@ from stereoset_eval.foundation.items import SEVERITIES, Flag, Item
 
 RuleFn = Callable[[Item, Any], "Flag | None"]
 
+KINDS: tuple[str, ...] = ("mechanical", "judgement")
+#: what a rule's decision does: ``hold`` = it cannot decide, a person must (no automatic suggestion)
+EFFECTS: tuple[str, ...] = ("flag", "remove", "drop_instance", "keep", "swap_labels", "repair", "tag_dimension", "hold")
+STAGES: tuple[str, ...] = ("pair", "normalise", "validity", "repair", "dimension", "judge", "review")
+SCOPES: tuple[str, ...] = ("all", "crows", "stereoset")
+
 
 class DuplicateRuleError(StereosetEvalError, ValueError):
     """Two rules with the same name (registered twice, or passed twice to the runner)."""
@@ -25,23 +41,63 @@ class DuplicateRuleError(StereosetEvalError, ValueError):
 
 @dataclass(frozen=True)
 class Rule:
-    """A named pitfall check: automatic (a function) or a judgement a person makes."""
+    """A named curation rule: what it checks, its kind, its effect and what it needs.
+
+    Attributes:
+        name: registry name (also the flag name and the ``decided_by`` suffix ``rule:<name>``).
+        description: one line for the card, the rules summary and Label Studio.
+        kind: ``mechanical`` or ``judgement`` (:data:`KINDS`).
+        effect: what a firing does to a source pair (:data:`EFFECTS`).
+        stage: where it decides (:data:`STAGES`).
+        severity: severity of its flags.
+        fn: the check, for runner rules (``stage="pair"``); None otherwise.
+        needs: what it reads besides the item (e.g. ``pair_analysis``, ``lexicon``, ``consensus``,
+            ``dataset``, ``model``), for the card and the architecture notes.
+        instance_effect: what a firing on a curated instance does (runner rules).
+        order: precedence among the removals of one pair (lower decides first).
+        scope: the pairs its pair ``effect`` applies to: ``all``, ``crows`` (pairs without a
+            StereoSet target) or ``stereoset``.
+    """
 
     name: str
     description: str
-    automatic: bool
+    kind: str = "mechanical"
+    effect: str = "flag"
+    stage: str = "pair"
     severity: str = "warning"
     fn: RuleFn | None = None
+    needs: tuple[str, ...] = ()
+    instance_effect: str = "flag"
+    order: int = 100
+    scope: str = "all"
 
     def __post_init__(self) -> None:
-        if self.severity not in SEVERITIES:
-            raise ValueError(f"rule {self.name}: severity must be one of {SEVERITIES}")
-        if self.automatic and self.fn is None:
-            raise ValueError(f"automatic rule {self.name} needs a function")
+        for what, value, allowed in (("severity", self.severity, SEVERITIES), ("kind", self.kind, KINDS),
+                                     ("effect", self.effect, EFFECTS), ("instance effect", self.instance_effect, EFFECTS),
+                                     ("stage", self.stage, STAGES), ("scope", self.scope, SCOPES)):
+            if value not in allowed:
+                raise ValueError(f"rule {self.name}: {what} must be one of {allowed}, got {value!r}")
+        if self.stage == "pair" and self.fn is None:
+            raise ValueError(f"runner rule {self.name} needs a function")
+
+    @property
+    def automatic(self) -> bool:
+        """True when the tool finds it (False: a pitfall only a person sets, in review)."""
+        return self.stage != "review"
 
     @property
     def needs_person(self) -> bool:
         return not self.automatic
+
+    @property
+    def runs_in_runner(self) -> bool:
+        return self.fn is not None
+
+    def applies_to(self, item: Item) -> bool:
+        """Whether the pair ``effect`` applies to ``item`` (its :attr:`scope`)."""
+        if self.scope == "all":
+            return True
+        return (item.target is None) == (self.scope == "crows")
 
     def flag(self, item: Item, message: str, evidence: Mapping[str, Any] | None = None,
              *, severity: str | None = None) -> Flag:
@@ -50,7 +106,7 @@ class Rule:
 
     def __call__(self, item: Item, ctx: Any) -> Flag | None:
         if self.fn is None:
-            raise TypeError(f"rule {self.name} is a judgement pitfall: a person decides it")
+            raise TypeError(f"rule {self.name} is decided in the {self.stage} stage, not by the runner")
         if hasattr(ctx, "rule"):
             ctx.rule = self  # the function builds its flags with ctx.rule.flag(...), no look-up by name
         return self.fn(item, ctx)
@@ -68,24 +124,40 @@ def register(r: Rule, *, registry: dict[str, Rule] | None = None) -> Rule:
     return r
 
 
-def rule(name: str, *, automatic: bool = True, description: str, severity: str = "warning",
-         registry: dict[str, Rule] | None = None) -> Callable[[RuleFn], Rule]:
-    """Decorator registering ``fn(item, ctx) -> Flag | None`` as rule ``name``.
+def rule(name: str, *, description: str, kind: str = "mechanical", effect: str = "flag",
+         instance_effect: str = "flag", severity: str = "warning", needs: tuple[str, ...] = (),
+         order: int = 100, scope: str = "all", registry: dict[str, Rule] | None = None) -> Callable[[RuleFn], Rule]:
+    """Decorator registering ``fn(item, ctx) -> Flag | None`` as runner rule ``name``.
 
-    The decorated name becomes the :class:`Rule`; inside, build flags with
-    ``ctx.rule.flag(item, message, evidence)`` (the runner hands the rule object over in
-    ``ctx.rule``) or return None.
+    Inside, build flags with ``ctx.rule.flag(item, message, evidence)`` (the runner hands the
+    rule object over in ``ctx.rule``) or return None; ``ctx.stage`` says whether the item is a
+    source pair (``"pair"``) or a curated instance (``"instance"``).
     """
     def deco(fn: RuleFn) -> Rule:
-        return register(Rule(name, description, automatic, severity, fn), registry=registry)
+        return register(Rule(name, description, kind, effect, "pair", severity, fn, needs, instance_effect, order,
+                             scope), registry=registry)
 
     return deco
 
 
+def stage_rule(name: str, *, description: str, kind: str, effect: str, stage: str, severity: str = "info",
+               needs: tuple[str, ...] = (), registry: dict[str, Rule] | None = None) -> Rule:
+    """Register a rule whose decisions a pipeline stage makes (no runner function)."""
+    return register(Rule(name, description, kind, effect, stage, severity, None, needs), registry=registry)
+
+
 def judgement_pitfall(name: str, *, description: str, severity: str = "warning",
                       registry: dict[str, Rule] | None = None) -> Rule:
-    """Register a non-automatic entry: a pitfall only a person can judge."""
-    return register(Rule(name, description, False, severity, None), registry=registry)
+    """Register a pitfall only a person can judge (set in review, e.g. in Label Studio)."""
+    return register(Rule(name, description, "judgement", "flag", "review", severity, None), registry=registry)
+
+
+def judge_rule(name: str, *, description: str) -> Rule:
+    """The registry entry of model judge ``name`` (``judge:<name>``), registered once per process."""
+    key = name if name.startswith("judge:") else f"judge:{name}"
+    if key not in RULES:
+        register(Rule(key, description, "judgement", "keep", "judge", "info", None, ("model",)))
+    return RULES[key]
 
 
 def get_rule(name: str) -> Rule:

@@ -55,8 +55,9 @@ class RuleFailure:
 class RuleContext:
     """What rules may read besides the item: config, cached analyses, dataset look-ups."""
 
-    def __init__(self, items: Sequence[Item], config: RuleConfig) -> None:
+    def __init__(self, items: Sequence[Item], config: RuleConfig, stage: str = "pair") -> None:
         self.config = config
+        self.stage = stage  # "pair" (source pairs) or "instance" (curated instances)
         self.items = list(items)
         self.rule: Rule | None = None  # the rule being applied (set by Rule.__call__)
         self._analyses: dict[str, PairAnalysis] = {}
@@ -129,26 +130,30 @@ class RuleRun:
 
 
 def _select(rules: Iterable[Rule | str] | None) -> list[Rule]:
-    chosen = [r for r in RULES.values() if r.automatic] if rules is None else [
+    chosen = [r for r in RULES.values() if r.runs_in_runner] if rules is None else [
         RULES[r] if isinstance(r, str) else r for r in rules
     ]
     names = [r.name for r in chosen]
     dup = sorted(n for n, c in Counter(names).items() if c > 1)
     if dup:
         raise DuplicateRuleError(f"rules passed more than once: {', '.join(dup)}")
-    manual = [r.name for r in chosen if not r.automatic]
+    manual = [r.name for r in chosen if not r.runs_in_runner]
     if manual:
-        raise ValueError(f"judgement pitfalls cannot run automatically: {', '.join(manual)}")
+        raise ValueError(f"rules decided outside the runner (a stage or a person) cannot be run: {', '.join(manual)}")
     return chosen
 
 
 def run_rules(items: Sequence[Item], *, rules: Iterable[Rule | str] | None = None,
-              config: RuleConfig | None = None) -> RuleRun:
-    """Apply ``rules`` (default: every automatic rule in :data:`RULES`) to ``items``."""
+              config: RuleConfig | None = None, stage: str = "pair") -> RuleRun:
+    """Apply ``rules`` (default: every runner rule in :data:`RULES`) to ``items``.
+
+    ``stage``: ``"pair"`` for source pairs, ``"instance"`` for curated instances (rules read it
+    from ``ctx.stage``).
+    """
     config = config or RuleConfig()
     chosen = _select(rules)
     names = {r.name for r in chosen}
-    ctx = RuleContext(items, config)
+    ctx = RuleContext(items, config, stage)
     failures: list[RuleFailure] = []
     out: list[Item] = []
     for item in items:
@@ -197,7 +202,9 @@ def rule_summary(items: Sequence[Item], *, rules: Iterable[Rule] | None = None,
             per[f"flagged[{meta[i][1]}]"] += 1
         row: dict[str, Any] = {
             "rule": r.name,
-            "kind": "automatic" if r.automatic else "needs a person",
+            "kind": r.kind,
+            "effect": r.effect,
+            "stage": r.stage,
             "severity": r.severity,
             "flagged": len(hit),
             "share": round(len(hit) / n, 4) if n else 0.0,

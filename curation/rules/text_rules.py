@@ -71,11 +71,15 @@ def gender_inconsistencies(text: str) -> list[dict[str, Any]]:
     return found
 
 
-@rule("inconsistent_gender",
+@rule("inconsistent_gender", effect="hold", instance_effect="hold", order=55, needs=("lexicon",),
       description="Gender disagrees within a sentence (she … himself; 'Marie … he'), in the source or after editing.")
 def inconsistent_gender(item: Item, ctx) -> Flag | None:
     hits = {}
+    # on a curated instance only an edited sentence is checked: a source inconsistency already held the pair
+    edited = {e.sentence_role for e in item.provenance.edits} if getattr(ctx, "stage", "pair") == "instance" else None
     for s in item.sentences:
+        if edited is not None and s.role not in edited:
+            continue
         found = gender_inconsistencies(s.text)
         if found:
             hits[s.role] = found
@@ -103,7 +107,7 @@ def too_short(item: Item, ctx) -> Flag | None:
     )
 
 
-@rule("short_template", severity="error",
+@rule("short_template", effect="remove", order=50, severity="error",
       description="A sentence has fewer than RuleConfig.remove_below_words words: a bare template too brief "
                   "to carry a stereotype ('The schoolboy is athletic/religious'); the pair is removed.")
 def short_template(item: Item, ctx) -> Flag | None:
@@ -116,7 +120,7 @@ def short_template(item: Item, ctx) -> Flag | None:
     )
 
 
-@rule("exact_duplicate",
+@rule("exact_duplicate", instance_effect="drop_instance", needs=("dataset",),
       description="Same pair of word sequences (case and punctuation aside) as an earlier item, "
                   "or the same pair with the roles reversed.")
 def exact_duplicate(item: Item, ctx) -> Flag | None:
@@ -131,7 +135,7 @@ def exact_duplicate(item: Item, ctx) -> Flag | None:
     )
 
 
-@rule("near_duplicate", severity="info",
+@rule("near_duplicate", needs=("dataset",), severity="info",
       description="Word-set Jaccard with an earlier item at least RuleConfig.near_duplicate_jaccard.")
 def near_duplicate(item: Item, ctx) -> Flag | None:
     hit = ctx.near_duplicates().get(item.id)
@@ -171,7 +175,7 @@ def unknown_label(item: Item, ctx) -> Flag | None:
     return ctx.rule.flag(item, "; ".join(problems), {"problems": problems})
 
 
-@rule("known_erratum", severity="error",
+@rule("known_erratum", effect="remove", order=10, needs=("known_errata",), severity="error",
       description="The source row is documented as invalid in the literature (data/known_errata.json).")
 def known_erratum(item: Item, ctx) -> Flag | None:
     found = [f for f in item.flags if f.rule == "known_erratum"]

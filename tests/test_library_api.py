@@ -71,6 +71,7 @@ def test_commands_share_one_flag_name_per_option():
     flags = {name: {o for a in p._actions for o in a.option_strings} for name, p in commands.items()}
     for name in ("score", "report", "evaluate", "study", "demo"):
         assert "--output" in flags[name], name
+    assert "--benchmark" in flags["evaluate"] and "--out" in flags["report"]  # the other commands' / older spellings
     for name in ("score", "evaluate", "study", "demo"):
         assert {"--limit", "--cache-dir", "--no-cache", "--no-progress", "--overwrite", "--no-download"} <= flags[name]
 

@@ -26,9 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     _flags.add_model(p)
     _flags.add_revision(p)
     _flags.add_limit(p)
-    p.add_argument("--benchmarks", nargs="+", choices=sorted(BENCHMARKS), metavar="BENCHMARK",
+    p.add_argument("--benchmarks", "--benchmark", dest="benchmarks", nargs="+", choices=sorted(BENCHMARKS),
+                   metavar="BENCHMARK",
                    help="benchmarks to evaluate (default: those with bundled data, StereoSet and CrowS-Pairs; "
-                        f"any of {', '.join(sorted(BENCHMARKS))})")
+                        f"any of {', '.join(sorted(BENCHMARKS))}; --benchmark: the same flag, score's spelling)")
     _flags.add_output(p, help="output folder (default runs/evaluate/<model>[-limit-N])")
     p.add_argument("--data-dir", type=Path, help="data folder with your own files (default: the bundled data)")
     _flags.add_no_download(p)

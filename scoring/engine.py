@@ -1,7 +1,7 @@
 """Cache-aware execution of a method's units: group, deduplicate, batch, reduce, commit.
 
 Units are grouped by :func:`~stereoset_eval.scoring.requests.plan_groups` (shortest first, about one token
-budget per group). For each group with uncached units: identical inputs are merged, cut into
+budget per group; an item's units together where the method's units of one item share inputs). For each group with uncached units: identical inputs are merged, cut into
 padded batches under the budget, run, reduced by the method, and committed to the cache in one
 transaction. Groups depend only on the units and the budget, never on what is cached, so an
 interrupted run recomputes its unfinished group with exactly the same batches (identical
@@ -274,7 +274,8 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
 
     try:
         with collector_paused():
-            for plan in plan_groups([p.requests for p in prepared], batch_tokens):
+            items = [u.item_id for u in units] if method.item_shares_inputs else None
+            for plan in plan_groups([p.requests for p in prepared], batch_tokens, items=items):
                 todo = [i for i in plan if results[i] is None]
                 if not todo:
                     continue

@@ -12,7 +12,7 @@ Pure Python: no torch here, so planning is testable without a model.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Hashable, Iterable, Sequence
 
 InputKey = tuple[tuple[int, ...], "tuple[int, ...] | None"]
 Gather = tuple[int, int]
@@ -206,7 +206,8 @@ def plan_batches(rows: Sequence[BatchRow], batch_tokens: int, *,
     return batches
 
 
-def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int) -> list[list[int]]:
+def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int,
+                items: Sequence[Hashable] | None = None) -> list[list[int]]:
     """Group units (indices into ``unit_requests``) into commit groups of about one batch.
 
     Units are visited shortest first (by their longest input); a unit joins the current group
@@ -214,6 +215,14 @@ def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int) -
     group is computed, and its results committed to the cache, as one piece; the grouping
     depends only on the units and the budget, so a rerun after an interruption rebuilds the
     same groups and recomputes an interrupted group with exactly the same batches.
+
+    ``items`` (one key per unit, e.g. its item id): the units of one item are visited together
+    (ordered by the item's longest input) and never split across groups unless the item alone
+    exceeds the budget, because the inputs a method's units share are an item's: StereoSet's
+    three options share their first masked context. Sorted unit by unit, the three options of an
+    example fell into different groups and their shared input ran once per group (issue 35:
+    tiny-bert ``stereoset-mlm`` over StereoSet intrasentence, 155,836 forward tokens where 129,597
+    are distinct). With one unit per item the groups are those of units alone.
 
     Why one budget, measured in issue 19: larger groups fill batches better —
     a CrowS-Pairs pair's two sentences have two lengths, so a one-budget group runs as two
@@ -228,22 +237,32 @@ def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int) -
     >>> u = [[Request((1, 2), ())], [Request((1, 2, 3, 4), ())], [Request((1, 2), ())]]
     >>> plan_groups(u, 4)
     [[0, 2], [1]]
+    >>> plan_groups(u, 4, items=["a", "a", "b"])  # item a (0, 1) is 4 tokens long: b first, alone
+    [[2], [0, 1]]
     """
     lengths = [max((len(r.input_ids) for r in reqs), default=0) for reqs in unit_requests]
-    order = sorted(range(len(unit_requests)), key=lengths.__getitem__)
+    if items is None:
+        blocks = [[i] for i in range(len(unit_requests))]
+    else:
+        by_item: dict[Hashable, list[int]] = {}
+        for i, item in enumerate(items):
+            by_item.setdefault(item, []).append(i)
+        blocks = list(by_item.values())
+    block_lengths = [max(lengths[i] for i in block) for block in blocks]
+    order = sorted(range(len(blocks)), key=block_lengths.__getitem__)
     groups: list[list[int]] = []
     current: list[int] = []
     keys: set[InputKey] = set()
     max_len = 0
-    for i in order:
-        unit_keys = {(r.input_ids, r.token_type_ids) for r in unit_requests[i]}
-        new_len = max(max_len, lengths[i])
-        if current and padded_cost(len(keys) + len(unit_keys - keys), new_len) > batch_tokens:
+    for b in order:
+        block_keys = {(r.input_ids, r.token_type_ids) for i in blocks[b] for r in unit_requests[i]}
+        new_len = max(max_len, block_lengths[b])
+        if current and padded_cost(len(keys) + len(block_keys - keys), new_len) > batch_tokens:
             groups.append(current)
             current, keys = [], set()
-            new_len = lengths[i]
-        current.append(i)
-        keys |= unit_keys
+            new_len = block_lengths[b]
+        current += blocks[b]
+        keys |= block_keys
         max_len = new_len
     if current:
         groups.append(current)

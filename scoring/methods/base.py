@@ -99,6 +99,12 @@ class Method:
             one per text. ``prepare`` then finds them in the run's memo; numbers are unchanged.
         prepare_many: optional; ``[prepare(u, ...) for u in units]`` in one pass (the same
             requests, state and first error), which the run then uses instead of ``warm`` and ``prepare``.
+        item_shares_inputs: the units of one item share forward inputs (StereoSet's three options
+            share their first masked context), so the engine keeps them in one commit group and
+            runs a shared input once (:func:`~stereoset_eval.scoring.requests.plan_groups`'s
+            ``items``). Off where units of an item share nothing worth it: visiting a CrowS pair's two
+            ``pll`` sentences together widens each group's lengths (tiny-bert over CrowS-Pairs:
+            padded batches 40 -> 199) for no shared input.
     """
 
     name: str
@@ -114,6 +120,7 @@ class Method:
     resolve: Callable[[TokenizerView, Mapping[str, Any]], dict[str, Any]] = lambda tok, opts: dict(opts)
     warm: Callable[[Sequence[UnitSpec], TokenizerView, Mapping[str, Any]], None] | None = None
     prepare_many: Callable[[Sequence[UnitSpec], TokenizerView, Mapping[str, Any]], list[Prepared]] | None = None
+    item_shares_inputs: bool = False
 
     def validate_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         """Defaults filled in; unknown names and bad values raise :class:`ScoringError`."""

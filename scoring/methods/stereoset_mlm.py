@@ -192,4 +192,5 @@ METHOD = Method(
     resolve=resolve,
     warm=warm,
     prepare_many=prepare_many,
+    item_shares_inputs=True,  # the three options' first masked context is one input
 )

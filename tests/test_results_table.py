@@ -15,7 +15,7 @@ from stereoset_eval.analysis.results import ConfidenceInterval, HeadlineResult
 from stereoset_eval.analysis.results_table import (
     format_leaderboard, format_table, leaderboard, mark_limited, result_rows, results_json, table_title,
 )
-from stereoset_eval.analysis.stereoset_reference import REFERENCE_SOURCE, published, reference_scores
+from stereoset_eval.analysis.benchmarks.stereoset_reference import REFERENCE_SOURCE, published, reference_scores
 from stereoset_eval.analysis.toy_items import pair_item, pair_scores, stereoset_item, stereoset_scores
 from stereoset_eval.cli.main import main
 

@@ -63,9 +63,9 @@ class StereoSet(Benchmark):
     def headline_results(self, evaluation: Evaluation, context: "HeadlineContext") -> list["HeadlineResult"]:
         """lms / ss / icat per task and of both (when both were scored), per variant; the
         leaderboard shows the official ss and icat of both tasks, else of the one scored; the
-        published dev numbers beside them where comparable (:mod:`~stereoset_eval.analysis.stereoset_reference`)."""
+        published dev numbers beside them where comparable (:mod:`~stereoset_eval.analysis.benchmarks.stereoset_reference`)."""
         from stereoset_eval.analysis.results import HeadlineResult
-        from stereoset_eval.analysis.stereoset_reference import REFERENCE_SOURCE, published
+        from stereoset_eval.analysis.benchmarks.stereoset_reference import REFERENCE_SOURCE, published
 
         rows = []
         for variant, ev in evaluation.parts.items():

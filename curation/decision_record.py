@@ -108,6 +108,8 @@ def dimension_rule(inst: Item) -> tuple[str, str]:
     if tag.source == "human":
         return "review", tag.label
     wheres = [str(h.get("where", "")) for h in tag.evidence]
+    if "judge" in wheres:
+        return f"judge:{next(h['decider'] for h in tag.evidence if h.get('where') == 'judge')}", tag.label
     where = "frame" if "frame" in wheres else (wheres[0] if wheres else "sentence")
     return DIMENSION_RULE.get(where, "dimension_sentence_cue"), tag.label
 

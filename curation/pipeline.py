@@ -209,6 +209,20 @@ def _complete(d: Decision) -> Item:
     return complete_swap(d.instance) if INSTANCE_SEPARATOR not in d.item_id else d.instance
 
 
+def _judge_dimension(inst: Item) -> Item:
+    """A model judge that answered the dimension question tags the instance (its rule owns the tag)."""
+    from stereoset_eval.curation.dimensions import DimensionTag, with_tag
+
+    for f in inst.flags:
+        if f.rule == "stereotype_validity" and f.evidence.get("decider") and isinstance(f.evidence.get("answer"), dict):
+            label = f.evidence["answer"].get("dimension")
+            if label in DIMENSIONS:
+                return with_tag(inst, DimensionTag(inst.id, label, "auto",
+                                                   ({"dimension": label, "where": "judge",
+                                                     "decider": str(f.evidence["decider"])},)))
+    return inst
+
+
 def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
                  inputs: Sequence[dict[str, Any]] = (), judge: Any = None,
                  reviews: Mapping[str, Review] | None = None,
@@ -242,6 +256,7 @@ def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
     kept = [d.instance for d in decisions if d.status == "kept" and d.instance is not None]
     curated = tag_items(kept, attribute_words={d.item_id: d.attribute_words for d in decisions if d.attribute_words},
                         priority=config.dimension_priority, strength_first=config.dimension_strength_first)
+    curated = [_judge_dimension(it) for it in curated]
     reviews = dict(reviews or {})
     records = build_records(decisions, curated, {p.id: p for p in pairs})
     check_known(reviews, [r.source_id for r in records], curated_datasets={r.dataset for r in records})
@@ -259,6 +274,7 @@ def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
         "out_of_scope": skipped,
         "rule_failures": len(pairs_run.failures) + len(inst_run.failures),
         "validity_decider": getattr(judge, "name", None) or "evidence rules",
+        "judge_settings": judge.settings() if hasattr(judge, "settings") else None,
         "name_counterparts": name_counterparts.settings(),
         "reviewed_inputs": list(reviewed_inputs),
         "reviewed_items": sum(1 for r in records if r.source_id in reviews),

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from stereoset_eval.cli.commands._common import resolve_data
+from stereoset_eval.cli.commands._judge_args import add_judge_arguments, build_judge
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.foundation.outputs import check_replaceable, output_path
 
@@ -41,10 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="target-only swap: swap the target's partner with it (default) or keep the partner")
     p.add_argument("--no-validity", action="store_true",
                    help="keep every attribute instance (no evidence-based validity/direction decisions)")
-    p.add_argument("--judge-model", help="optional causal LM (path or hub id) deciding validity/direction before the "
-                                        "evidence rules (recorded in provenance as the decider)")
-    p.add_argument("--judge-min-margin", type=float, default=0.1,
-                   help="judge log-prob margin under which the evidence rules decide (default 0.1)")
+    add_judge_arguments(p)
     p.add_argument("--gold", type=Path,
                    help="expert gold CSV (curation-gold schema): agreement goes on the card and into OUTPUT/gold_eval/")
     add_routing_arguments(p)
@@ -103,12 +101,12 @@ def run(args: argparse.Namespace) -> int:
                                              remove_below_words=args.remove_below_words),
                             validity=ValidityConfig(enabled=not args.no_validity), partners=args.partners,
                             reliability=routing_config(args))
-    judge = None
-    if args.judge_model:
-        from stereoset_eval.scoring.judge import CausalLMJudge
-
-        judge = CausalLMJudge(args.judge_model, min_margin=args.judge_min_margin)
-    result = curate_files(inputs, config=config, judge=judge, reviewed=args.reviewed)
+    judge = build_judge(args)
+    try:
+        result = curate_files(inputs, config=config, judge=judge, reviewed=args.reviewed)
+    finally:
+        if hasattr(judge, "close"):
+            judge.close()  # the chat judge's response cache
     version = f"{'+'.join(args.benchmark)}-{args.bias_type}-rules{RULES_VERSION}"
     report = gold_section = None
     if args.gold is not None:

@@ -122,3 +122,16 @@ def test_bmne_release_offline_gives_the_studys_message(command, tmp_path, capsys
     assert main([command, *argv[command]]) == 2
     err = capsys.readouterr().err
     assert err == f"error: {study.value}\n" and "downloading is disabled" in err  # one line, the study's words
+
+
+def test_evaluate_methods_and_report_options_reach_the_files(tmp_path):
+    result = stereoset_eval.evaluate(MODEL, benchmarks=["crows-pairs"], methods={"crows-pairs": "pll"}, limit=2,
+                                     output=tmp_path / "ev", use_cache=False,
+                                     report=stereoset_eval.ReportOptions(bootstrap=20, seed=7))
+    assert {r.method for r in result.rows} == {"pll"}
+    run = result.runs["crows-pairs"]
+    assert run.scores.provenance["runs"]["pairs"]["method"]["name"] == "pll"
+    prov = json.loads(run.report.paths["json"].read_text(encoding="utf-8"))["provenance"]
+    assert prov["options"]["bootstrap"]["n_resamples"] == 20 and prov["options"]["bootstrap"]["seed"] == 7
+    with pytest.raises(KeyError, match="no 'lms' row for 'CrowS-Pairs'"):
+        result.value("CrowS-Pairs", "lms")

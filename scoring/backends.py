@@ -28,7 +28,9 @@ from typing import Any, Iterator
 from stereoset_eval.scoring.fingerprint import HashMemo, fingerprint
 from stereoset_eval.scoring.last_layer import probe_last_layer
 from stereoset_eval.scoring.memory import limit_onednn_cache
-from stereoset_eval.scoring.model_checks import check_load_report, check_model_source, check_special_tokens
+from stereoset_eval.scoring.model_checks import (
+    check_load_report, check_model_source, check_special_tokens, pickle_message,
+)
 from stereoset_eval.scoring.model_info import (  # noqa: F401 - model_kinds_available & co: re-exported
     checkpoint_weight_names, model_kinds_available, one_line, quiet_transformers, read_config,
 )
@@ -215,9 +217,10 @@ def _load(model_id: str, kind: str, device: Any, dtype: Any, revision: str | Non
         try:
             with quiet_transformers():  # mismatched shapes are reported (and refused) by check_load_report
                 model, report = cls.from_pretrained(model_id, revision=revision, dtype=dtype, output_loading_info=True,
-                                                    ignore_mismatched_sizes=True, **placement)
+                                                    ignore_mismatched_sizes=True, use_safetensors=True, **placement)
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
-            problem = f"cannot load {model_id!r} as {cls.__name__} (model kind {kind!r}): {one_line(exc)}"
+            problem = (pickle_message(model_id, kind, []) if _no_safetensors(exc)
+                       else f"cannot load {model_id!r} as {cls.__name__} (model kind {kind!r}): {one_line(exc)}")
         except Exception as exc:  # noqa: BLE001 - safetensors' SafetensorError on a truncated file
             problem = f"cannot read the weights of {model_id!r}: {one_line(exc)}; the weights file is damaged or " \
                       "truncated (download or save the model again)"
@@ -237,6 +240,13 @@ def _load(model_id: str, kind: str, device: Any, dtype: Any, revision: str | Non
     model.eval()
     load_report = {k: sorted(v) for k, v in report.items() if isinstance(v, (set, list)) and v}
     return tokenizer, model, load_report
+
+
+def _no_safetensors(exc: BaseException) -> bool:
+    """transformers' answer to ``use_safetensors=True`` for a model without .safetensors weights
+    (a hub model with a pickle checkpoint only; local folders are checked before loading)."""
+    text = str(exc)
+    return "safetensors" in text and ("no file named" in text or "does not appear to have" in text)
 
 
 def _probe_split(model: Any, tokenizer: Any, kind: str) -> tuple[Any, Any]:

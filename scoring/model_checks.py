@@ -8,12 +8,20 @@ causal LM). These checks turn each into one :class:`ScoringError` naming the mod
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from stereoset_eval.scoring.methods.base import MODEL_KINDS
 from stereoset_eval.scoring.model_info import (  # noqa: F401 - check_model_folder, read_config: re-exported
     TOKENIZER_SETTINGS, check_model_folder, model_kinds_available, read_config,
 )
 from stereoset_eval.scoring.records import ScoringError
+
+#: weight files that torch reads by unpickling (code from the file runs on load): never loaded
+PICKLE_WEIGHTS: tuple[str, ...] = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+#: pickled files a saved model folder may hold beside its weights (not weights)
+NOT_WEIGHTS: frozenset[str] = frozenset({"training_args.bin", "optimizer.pt", "scheduler.pt", "rng_state.pth",
+                                          "scaler.pt"})
 
 _KIND_WORDS = {"masked": "masked language model", "causal": "causal language model",
                "nsp": "model with a next-sentence-prediction head"}
@@ -26,6 +34,7 @@ def check_model_source(model: str, kind: str, revision: str | None = None) -> No
     the right kind: a causal LM where a masked one is needed, or the reverse, would load with
     a freshly initialised head or score with an unrelated objective.
     """
+    check_weights_format(model, kind)
     if kind == "nsp":
         _check_nsp_architecture(model, revision)
         return
@@ -34,6 +43,40 @@ def check_model_source(model: str, kind: str, revision: str | None = None) -> No
         other = next((k for k in ("masked", "causal") if available[k]), None)
         holds = f"holds a {_KIND_WORDS[other]}" if other else "is neither a masked nor a causal language model"
         raise ScoringError(f"model {model!r} {holds}, but this method needs a {_KIND_WORDS[kind]}")
+
+
+def pickle_message(model: str, kind: str, pickles: list[str]) -> str:
+    """The one line for a model without safetensors weights: what it holds, that pickles are not
+    loaded and why, and the conversion. ``pickles``: the pickle files found (none: not listed)."""
+    cls = MODEL_KINDS.get(kind, "AutoModel")
+    shown = ", ".join(pickles[:3]) + (" …" if len(pickles) > 3 else "")
+    holds = (f"holds only a pickle checkpoint ({shown}) and no .safetensors weights" if pickles
+             else "has no .safetensors weights")
+    return (f"model {model!r} {holds}; pickle checkpoints (pytorch_model.bin, .pt, .ckpt) are not loaded "
+            "(unpickling runs code from the file). Convert it once, where you trust the file: "
+            f"python -c \"import transformers as t; t.{cls}.from_pretrained('{model}').save_pretrained('{model}')\" "
+            "(writes model.safetensors beside it)")
+
+
+def check_weights_format(model: str, kind: str) -> None:
+    """A local model folder must hold safetensors weights.
+
+    transformers falls back to a ``pytorch_model.bin`` (or a ``.pt``/``.ckpt``) when there is no
+    ``.safetensors``: a pickle, read by ``torch.load``, which either runs code from the file or —
+    ``weights_only`` — stops with torch's multi-line explanation. Both are refused here in one
+    line that says how to convert. Hub ids are held to the same rule at load time
+    (``use_safetensors=True``).
+    """
+    folder = os.path.expanduser(model)
+    if not os.path.isdir(folder):
+        return
+    names = sorted(os.listdir(folder))
+    if any(n.endswith(".safetensors") for n in names):
+        return
+    pickles = [n for n in names if n.endswith(PICKLE_WEIGHTS) and n not in NOT_WEIGHTS
+               and os.path.isfile(os.path.join(folder, n))]
+    if pickles:
+        raise ScoringError(pickle_message(model, kind, pickles))
 
 
 def _check_nsp_architecture(model: str, revision: str | None) -> None:

@@ -1,6 +1,9 @@
 """One study run of the soak test (tests/test_soak_study.py), in its own process, killed on purpose.
 
-``python tests/soak_study.py SPEC``; SPEC (JSON): ``config`` (the raw study tables), ``executor``
+``python tests/soak_study.py SPEC`` runs one; ``python tests/soak_study.py --serve`` imports
+everything once and then forks one run per SPEC path read from stdin, answering each with its
+exit status on stdout (a forked run is killed as a process of its own would be: the imports are
+just not paid again). SPEC (JSON): ``config`` (the raw study tables), ``executor``
 (``local`` or ``ray``), ``kill`` (None, or ``{"place", "signal", "at"}``) and ``counts`` (a file
 to write how often each place was reached: the calibration run draws the kill points from it).
 
@@ -111,5 +114,42 @@ def main(spec_path: str) -> int:
     return 0
 
 
+def _status(pid: int) -> int:
+    """A forked run's exit status as ``subprocess`` reports one (minus the signal that ended it)."""
+    _, code = os.waitpid(pid, 0)
+    return -os.WTERMSIG(code) if os.WIFSIGNALED(code) else os.WEXITSTATUS(code)
+
+
+def serve() -> int:
+    """Import once, then one forked run per SPEC path on stdin; ``<status>`` per line on stdout."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot  # noqa: F401  (the report's plots)
+    import torch  # noqa: F401
+    import transformers  # noqa: F401
+
+    import stereoset_eval.study.run  # noqa: F401
+    import stereoset_eval.study.executors  # noqa: F401
+
+    for line in sys.stdin:
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(2, 1)  # the run's own output goes to the log, not into the answers
+            code = 1
+            try:
+                code = main(line.strip())
+            except BaseException:  # noqa: BLE001 - SIGINT's KeyboardInterrupt or a failure: a non-zero status
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        print(_status(pid), flush=True)
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(serve() if sys.argv[1] == "--serve" else main(sys.argv[1]))

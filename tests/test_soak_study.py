@@ -7,9 +7,10 @@ transaction), in the report write (a file of the new set, or its swap into place
 ``make soak``, on a Ray worker (Ray retries the job). The kill points are drawn from the number
 of times an unkilled calibration run reached each place. After each kill: the output folder is
 absent (a fresh folder) or holds one complete set (a folder that held one before), no temporary
-folder is left once a run completes, and the rerun (same cache, same output) completes with
-``scores.csv`` and ``study_scores.csv`` byte-identical to the calibration run's (one torch
-thread everywhere, so bit for bit) and the report's numbers equal.
+folder is left once a run completes, and the rerun (same cache, same output) completes with the
+calibration run's tables (``study_scores.csv`` byte for byte, the report's sections equal) and
+its sentence scores within the stated float32 tolerance (bit for bit unless a job was cut
+mid-way and finished in other batches; the figures count both).
 
 ``make test`` runs the brief soak (one model, one benchmark, three kills: one per place and signal);
 ``make soak`` (``STEREOSET_EVAL_SOAK=full``) runs 20 kills of a study of 3 models x 4 benchmarks x
@@ -29,6 +30,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from score_tolerance import score_files_agree  # tests/score_tolerance.py
 
 FULL = os.environ.get("STEREOSET_EVAL_SOAK") == "full"
 SHARED = Path(os.environ.get("STEREOSET_EVAL_SHARED") or Path(__file__).resolve().parents[2] / "shared")
@@ -55,17 +58,40 @@ def raw_config(out: Path, cache: Path) -> dict:
             "analysis": {"bootstrap": 20}}
 
 
-def child(tmp: Path, name: str, *, kill: dict | None = None, executor: str = "local", out: Path, cache: Path
-          ) -> tuple[int, dict | None]:
-    """Run the study once in a child process; its exit status and the places it reached (if it said)."""
-    spec, counts = tmp / f"{name}.spec.json", tmp / f"{name}.counts.json"
-    spec.write_text(json.dumps({"config": raw_config(out, cache), "kill": kill, "executor": executor,
-                                "counts": str(counts)}), encoding="utf-8")
-    done = subprocess.run([sys.executable, str(CHILD), str(spec)], env=ENV, capture_output=True, text=True,
-                          timeout=CHILD_TIMEOUT_S, cwd=str(tmp))
-    if kill is None:
-        assert done.returncode == 0, done.stderr[-3000:]
-    return done.returncode, json.loads(counts.read_text()) if counts.exists() else None
+class Runs:
+    """Study runs in child processes: a fresh interpreter for a Ray run, else a fork of one server that
+    imported everything once (tests/soak_study.py --serve: the imports are not paid per run)."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.log = open(tmp / "children.log", "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self.server = subprocess.Popen([sys.executable, str(CHILD), "--serve"], env=ENV, cwd=str(tmp), text=True,
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
+
+    def close(self) -> None:
+        assert self.server.stdin is not None
+        self.server.stdin.close()
+        self.server.wait(timeout=60)
+        self.log.close()
+
+    def run(self, name: str, *, kill: dict | None = None, executor: str = "local", out: Path, cache: Path
+            ) -> tuple[int, dict | None]:
+        """Run the study once; its exit status and the places it reached (when it got to say)."""
+        spec, counts = self.tmp / f"{name}.spec.json", self.tmp / f"{name}.counts.json"
+        spec.write_text(json.dumps({"config": raw_config(out, cache), "kill": kill, "executor": executor,
+                                    "counts": str(counts)}), encoding="utf-8")
+        if executor == "ray":
+            done = subprocess.run([sys.executable, str(CHILD), str(spec)], env=ENV, capture_output=True, text=True,
+                                  timeout=CHILD_TIMEOUT_S, cwd=str(self.tmp))
+            rc, err = done.returncode, done.stderr[-3000:]
+        else:
+            assert self.server.stdin is not None and self.server.stdout is not None
+            self.server.stdin.write(f"{spec}\n")
+            self.server.stdin.flush()
+            rc, err = int(self.server.stdout.readline()), "see children.log"
+        if kill is None:
+            assert rc == 0, err
+        return rc, json.loads(counts.read_text()) if counts.exists() else None
 
 
 def complete_or_absent(out: Path, files: set[str]) -> str:
@@ -79,10 +105,19 @@ def complete_or_absent(out: Path, files: set[str]) -> str:
     return "complete"
 
 
-def _numbers(out: Path) -> dict:
+def _tables(out: Path) -> dict:
     report = json.loads((out / "report.json").read_text())
-    return {"scores": (out / "scores.csv").read_bytes(), "study_scores": (out / "study_scores.csv").read_bytes(),
+    return {"study_scores": (out / "study_scores.csv").read_bytes(),
             "sections": [s.get("data") for s in report["sections"] if s.get("key") != "overview"]}
+
+
+def same_numbers(out: Path, ref_out: Path) -> bool:
+    """The reference run's tables exactly and its sentence scores within the stated tolerance; True
+    when the scores are also bit for bit (a job interrupted mid-way is finished in other batches,
+    which moves float32 sums within the tolerance: docs/scoring-settings.md)."""
+    assert _tables(out) == _tables(ref_out), f"{out.name}: other tables than the unkilled run's"
+    score_files_agree(out / "scores.csv", ref_out / "scores.csv", exact=False)
+    return (out / "scores.csv").read_bytes() == (ref_out / "scores.csv").read_bytes()
 
 
 @pytest.mark.slow
@@ -90,10 +125,10 @@ def test_studies_killed_anywhere_rerun_to_the_same_numbers(tmp_path: Path) -> No
     started = time.monotonic()
     rng = random.Random(int(os.environ.get("STEREOSET_EVAL_SOAK_SEED", "33")))
     ref_out, ref_cache = tmp_path / "reference", tmp_path / "reference-cache"
-    _, counts = child(tmp_path, "reference", out=ref_out, cache=ref_cache)
+    runs = Runs(tmp_path)
+    _, counts = runs.run("reference", out=ref_out, cache=ref_cache)
     assert counts and all(counts[p] > 0 for p in ("scoring", "cache", "report")), counts
     files = {str(p.relative_to(ref_out)) for p in ref_out.rglob("*") if p.is_file()}
-    reference = _numbers(ref_out)
     calibrated = time.monotonic() - started
     tally: Counter = Counter()
     for run in range(RUNS):
@@ -105,22 +140,24 @@ def test_studies_killed_anywhere_rerun_to_the_same_numbers(tmp_path: Path) -> No
             shutil.copytree(ref_out, out)
         kill = {"place": place, "signal": sig, "at": at}
         executor = "ray" if place == "ray-worker" else "local"
-        rc, reached = child(tmp_path, f"killed{run}", kill=kill, executor=executor, out=out, cache=cache)
+        rc, reached = runs.run(f"killed{run}", kill=kill, executor=executor, out=out, cache=cache)
         state = complete_or_absent(out, files)
         assert run % 2 == 0 or state == "complete", "an earlier complete set was lost"
         if state == "complete" and rc == 0:
-            assert _numbers(out) == reference, f"run {run}: a killed run that completed gives other numbers"
-        child(tmp_path, f"rerun{run}", out=out, cache=cache, executor=executor)
+            same_numbers(out, ref_out)  # the kill came after the last place was passed: the run finished
+        runs.run(f"rerun{run}", out=out, cache=cache, executor=executor)
         assert complete_or_absent(out, files) == "complete"
-        assert _numbers(out) == reference, f"run {run} ({kill}): the rerun gives other numbers"
+        tally["reruns bit for bit" if same_numbers(out, ref_out) else "reruns within the tolerance"] += 1
         left = [p.name for p in tmp_path.iterdir() if p.name.startswith(f".{out.name}.")]
         assert not left, f"temporary folders left beside the output: {left}"
         killed = rc != 0 or bool(reached and reached.get("ray_workers_killed"))
-        tally[(place, sig, "killed" if killed else "finished first")] += 1
+        tally[f"{place:10s} {sig:8s} {'killed' if killed else 'finished first'}"] += 1
+    runs.close()
     wall = time.monotonic() - started
     lines = [f"soak: {RUNS} runs ({len(MODELS)} models x {len(BENCHMARKS)} benchmarks), calibration "
-             f"{calibrated:.1f} s, total {wall:.1f} s; every rerun identical, no set lost or mixed"]
-    lines += [f"  {place:10s} {sig:8s} {what}: {n}" for (place, sig, what), n in sorted(tally.items())]
+             f"{calibrated:.1f} s, total {wall:.1f} s; every rerun completed with the unkilled run's tables, "
+             "no set lost or mixed"]
+    lines += [f"  {what}: {n}" for what, n in sorted(tally.items())]
     print("\n".join(lines))
     figures = os.environ.get("STEREOSET_EVAL_SOAK_FIGURES")
     if figures:

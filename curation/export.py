@@ -126,7 +126,8 @@ def write_curation(result: Any, output: str | Path, *, card: str, gold_report: A
     ``gold_report`` (a :class:`~stereoset_eval.curation.gold_eval.GoldReport`) adds ``gold_eval/``.
     """
     output = Path(output)
-    frame = pairs_frame(result.items, getattr(getattr(result, "applied", None), "decided", None))
+    decided = getattr(getattr(result, "applied", None), "decided", None) or getattr(result, "decided", None)
+    frame = pairs_frame(result.items, decided)
     with output_folder(output, command="curate") as tmp:
         atomic_write_text(tmp / "README.md", card)
         write_csv(frame, tmp / "pairs.csv")

@@ -118,7 +118,7 @@ def test_registry_interface() -> None:
         assert r.name == name and r.description
         assert r.automatic == (name not in JUDGEMENT_PITFALLS)
         assert r.needs_person == (not r.automatic)
-    with pytest.raises(TypeError, match="a person decides"):
+    with pytest.raises(TypeError, match="decided in the review stage"):
         RULES["power_dynamics"](None, None)
 
 
@@ -127,8 +127,10 @@ def test_duplicate_rule_names_are_rejected() -> None:
         rule("too_short", description="again")(lambda item, ctx: None)
     with pytest.raises(DuplicateRuleError, match="too_short"):
         run_rules([], rules=["too_short", "too_short"])
-    with pytest.raises(ValueError, match="judgement"):
+    with pytest.raises(ValueError, match="outside the runner"):
         run_rules([], rules=["power_dynamics"])
+    with pytest.raises(ValueError, match="outside the runner"):
+        run_rules([], rules=["stereotype_validity"])  # a stage decides it
 
 
 def _item(i: int) -> Item:
@@ -170,9 +172,10 @@ def test_summary_table(pairs) -> None:
     summary = rule_summary(items).set_index("rule")
     assert list(summary.index) == list(RULES)
     assert summary.attrs["items"] == len(items) == 517
-    auto = summary[summary["kind"] == "automatic"]
-    assert set(summary.loc[JUDGEMENT_PITFALLS, "kind"]) == {"needs a person"}
-    assert len(auto) == len(RULES) - len(JUDGEMENT_PITFALLS)
+    auto = summary[summary["stage"] == "pair"]  # the runner's rules, whose flags these items carry
+    assert set(summary.loc[JUDGEMENT_PITFALLS, "kind"]) == {"judgement"}
+    assert set(summary.loc[JUDGEMENT_PITFALLS, "stage"]) == {"review"}
+    assert len(auto) == sum(1 for r in RULES.values() if r.runs_in_runner)
     for name, row in auto.iterrows():
         hit = [it for it in items if name in rules_of(it)]
         assert row["flagged"] == len(hit)
@@ -188,7 +191,7 @@ def test_human_judgement_flags_are_counted(pairs) -> None:
     judged = item.with_flags([Flag("power_dynamics", item.id, "warning", "set in review", {"annotator": "a1"})])
     summary = rule_summary([judged, get(pairs, "crows:9")]).set_index("rule")
     assert summary.loc["power_dynamics", "flagged"] == 1
-    assert summary.loc["power_dynamics", "kind"] == "needs a person"
+    assert (summary.loc["power_dynamics", "kind"], summary.loc["power_dynamics", "stage"]) == ("judgement", "review")
 
 
 def test_config_changes_too_short(pairs) -> None:

@@ -29,7 +29,11 @@ def result():
     from stereoset_eval.curation.rules import RuleConfig
     from stereoset_eval.curation.validity import ValidityConfig
 
-    config = CurationConfig(validity=ValidityConfig(enabled=False), rules=RuleConfig(remove_below_words=0))
+    from stereoset_eval.curation.reliability import ReliabilityConfig
+
+    # every suggestion accepted (the draft): the statistics are those of every built instance
+    config = CurationConfig(validity=ValidityConfig(enabled=False), rules=RuleConfig(remove_below_words=0),
+                            reliability=ReliabilityConfig(min_precision=0.0, unmeasured="decide"))
     return curate_files([("crows-pairs", FIXTURE)], config=config)
 
 
@@ -74,6 +78,7 @@ def test_counts_by_hand(result) -> None:
     assert dict(r.drop("source")) == {
         "source_pairs": 4, "pairs_removed": 1, "pairs_kept": 3, "instances_removed": 0, "instances_review": 0,
         "curated": 5, "unchanged": 1, "edited": 4, "augmented": 2,
+        "decided_automatically": 4, "decided_in_review": 0, "waiting_for_review": 0,
     }
 
 

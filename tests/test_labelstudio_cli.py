@@ -255,8 +255,10 @@ def test_merge_is_deterministic(reviewed, tmp_path):
 def test_merge_of_a_real_curate_folder(tmp_path, ids_csv, crows_csv, capsys):
     """Review a sample of a full `curate` version: the rest follows the automatic proposal,
     curation's removed rows are carried over next to the review's."""
+    # every suggestion accepted (the draft): a version with all the pairs the rules propose
     assert main(["curate", "--benchmark", "stereoset", "--data", str(ids_csv), "--benchmark", "crows-pairs",
-                 "--data", str(crows_csv), "--output", str(tmp_path / "v1")]) == 0
+                 "--data", str(crows_csv), "--output", str(tmp_path / "v1"), "--min-precision", "0",
+                 "--unmeasured", "decide"]) == 0
     curated = pd.read_csv(tmp_path / "v1" / "pairs.csv", dtype=str, keep_default_na=False)
     before = pd.read_csv(tmp_path / "v1" / "removed.csv", dtype=str, keep_default_na=False)
     capsys.readouterr()

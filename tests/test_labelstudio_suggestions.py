@@ -16,7 +16,13 @@ def curated(data_dir, tmp_path_factory):
     from stereoset_eval.curation.export import write_curation
     from stereoset_eval.curation.pipeline import curate_files
 
-    result = curate_files([("stereoset", data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv")])
+    from stereoset_eval.curation.pipeline import CurationConfig
+    from stereoset_eval.curation.reliability import ReliabilityConfig
+
+    # every suggestion accepted (the draft): the exported pairs carry the validity suggestions read here;
+    # what the rules hold goes to the review queue
+    draft = CurationConfig(reliability=ReliabilityConfig(min_precision=0.0, unmeasured="decide"))
+    result = curate_files([("stereoset", data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv")], config=draft)
     out = tmp_path_factory.mktemp("ls") / "v"
     write_curation(result, out, card=dataset_card(result, version="t"))
     return result, out
@@ -49,5 +55,6 @@ def test_review_items_travel_with_their_suggestion(curated) -> None:
             flag = next(f for f in it.flags if f.rule == "stereotype_validity" and f.severity == "warning")
             assert flag.message.startswith("needs review:") and confidence_of(it) is not None
     card = (out / "README.md").read_text(encoding="utf-8")
-    assert "automatic curation until a human review has been merged" in card
+    assert "automatic curation until the reviews of every waiting item are merged" in card
     assert f"{result.decided_counts()['review']} need a person" in card
+    assert all(any(f.rule == "review_suggestion" for f in it.flags) for it in review)

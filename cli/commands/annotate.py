@@ -44,14 +44,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     pull = acts.add_parser("pull", help="download a full JSON export snapshot of a project")
     _server_args(pull, required=True)
-    pull.add_argument("--out", type=Path, required=True, help="export file to write (JSON)")
+    pull.add_argument("--output", "--out", dest="out", type=Path, required=True, help="export file to write (JSON)")
     pull.set_defaults(func=run_pull)
 
     merge = acts.add_parser("merge", help="fold annotations into a curated version (+ agreement report)")
     merge.add_argument("--items", type=Path, required=True,
                        help="the items that were pushed (folder, pairs file or .jsonl, as for push)")
     _export_args(merge)
-    merge.add_argument("--out", type=output_path, required=True,
+    merge.add_argument("--output", "--out", dest="out", type=output_path, required=True,
                        help="output folder of the reviewed version (replaced as a whole, and only if it is an "
                             "earlier annotate merge output)")
     merge.add_argument("--version-name", help="version name on the dataset card (default: <items>-reviewed-<rule>)")
@@ -62,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     agree = acts.add_parser("agreement", help="Cohen's kappa per field between every pair of annotators")
     _export_args(agree)
-    agree.add_argument("--out", type=Path, help="also write the table as CSV")
+    agree.add_argument("--output", "--out", dest="out", type=Path, help="also write the table as CSV")
     agree.set_defaults(func=run_agreement)
 
 

@@ -20,13 +20,20 @@ from stereoset_eval.cli.commands._judge_args import add_judge_arguments, build_j
 from stereoset_eval.foundation.errors import StereosetEvalError
 from stereoset_eval.foundation.outputs import check_replaceable, output_path
 
-CURATABLE = ("stereoset", "crows-pairs")
+
+
+def curatable() -> tuple[str, ...]:
+    """The benchmarks whose items the curation pipeline reads (the registry's ``curatable`` ones)."""
+    from stereoset_eval.analysis.benchmarks.registry import BENCHMARKS
+
+    return tuple(name for name, b in BENCHMARKS.items() if b.curatable)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("curate", help="curate gender items into harmonised gender-swap pairs (dataset + card + tables)")
-    p.add_argument("--benchmark", action="append", required=True, choices=CURATABLE,
-                   help="benchmark to curate; repeat to curate several into one version")
+    p.add_argument("--benchmark", action="append", required=True,
+                   help="benchmark to curate (a curatable benchmark of the registry: stereoset-eval ls benchmarks); "
+                        "repeat to curate several into one version")
     p.add_argument("--data", action="append", type=Path,
                    help="data file for the benchmark at the same position (default: manifest file)")
     p.add_argument("--data-dir", type=Path, help="data directory for manifest files")
@@ -89,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
     from stereoset_eval.curation.rules import RULES_VERSION, RuleConfig
 
     check_replaceable(args.output, command="curate")  # refuse before any work
+    known = curatable()
+    unknown = [b for b in args.benchmark if b not in known]
+    if unknown:
+        raise StereosetEvalError(f"--benchmark {unknown[0]!r} cannot be curated; curatable: {', '.join(known)}")
     data = list(args.data or [])
     if len(data) > len(args.benchmark):
         raise StereosetEvalError(f"{len(data)} --data files for {len(args.benchmark)} --benchmark values")
@@ -105,8 +116,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = curate_files(inputs, config=config, judge=judge, reviewed=args.reviewed)
     finally:
-        if hasattr(judge, "close"):
-            judge.close()  # the chat judge's response cache
+        close = getattr(judge, "close", None)
+        if close is not None:
+            close()  # the chat judge's response cache
     version = f"{'+'.join(args.benchmark)}-{args.bias_type}-rules{RULES_VERSION}"
     report = gold_section = None
     if args.gold is not None:

@@ -33,7 +33,8 @@ from stereoset_eval.curation.pairs import origin_of, origin_source
 from stereoset_eval.curation.stats import jaccard_summary
 
 REMOVED_COLUMNS: tuple[str, ...] = (
-    "item_id", "source_id", "status", "rule", "reason", "stage", "decision_source", "annotator", "annotation_id",
+    "item_id", "source_id", "status", "rule", "reason", "decided_by", "confidence", "stage", "decision_source",
+    "annotator", "annotation_id",
     "pitfalls", "comment",
 )
 COUNT_COLUMNS: tuple[str, ...] = (
@@ -129,6 +130,7 @@ def _review_removed_rows(before: Mapping[str, Item], merge: MergeResult) -> list
         rows.append({
             "item_id": r["item_id"], "source_id": f"{src}/{src_id}", "status": "removed",
             "rule": REVIEW_FLAG if human else r["decision_source"], "reason": r["reason"], "stage": "review",
+            "decided_by": "review" if human else r["decision_source"],
             "decision_source": r["decision_source"], "annotator": r["annotator"] or "",
             "annotation_id": "" if pd.isna(r["annotation_id"]) else str(r["annotation_id"]),
             "pitfalls": r["pitfalls"] or "", "comment": r["comment"] or "",
@@ -151,6 +153,7 @@ class ReviewedVersion:
     provenance: dict[str, Any]
     removed: pd.DataFrame
     failures: tuple = field(default=())
+    decided: dict[str, tuple[str, float | None]] = field(default_factory=dict)  # item id -> (decided_by, confidence)
 
     def removed_table(self) -> pd.DataFrame:
         """What curation left out (carried over) and what the review removed, with reasons."""
@@ -195,6 +198,7 @@ def reviewed_version(before: Sequence[Item], merge: MergeResult, *, inputs: Sequ
         rule_summary=rule_summary(before), instance_rule_summary=rule_summary(merge.items),
         lengths=lengths, jaccard=review_jaccard(by_id, merge.items), counts=review_counts(before, merge),
         categories=category_table(merge.items, DIMENSIONS), provenance=provenance, removed=removed,
+        decided={it.id: ("review", None) for it in merge.items if any(f.rule == REVIEW_FLAG for f in it.flags)},
     )
 
 

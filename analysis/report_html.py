@@ -3,8 +3,8 @@
 Made for reading, results first (:mod:`stereoset_eval.analysis.report_layout`): the title, the
 one-paragraph answer, a one-line table of contents, then the leaderboard and the paper's tables
 open; per-job details, error flags, the study overview and the provenance folded in
-``<details>`` elements at the end. Numbers right-aligned (with their column's heading; a cell may
-wrap at its spaces, so a table of many intervals fits the page), text left-aligned, a missing value (the
+``<details>`` elements at the end. Numbers right-aligned (with their column's heading; a value and
+its interval may wrap apart, so a table of many intervals fits the page), text left-aligned, a missing value (the
 dash) centred, Markdown code spans rendered as ``<code>``, the options a table.
 """
 
@@ -27,7 +27,7 @@ body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;ma
 h1{font-size:1.5em;margin:.3em 0}h2{font-size:1.25em;margin:1.2em 0 .3em}
 .wrap{max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;margin:.4em 0 1em;font-size:.9em}th,td{border:1px solid #ccc;padding:.2em .45em;text-align:left}
-td.num,th.num{text-align:right}td.num{font-variant-numeric:tabular-nums}td.missing{text-align:center;color:#777}
+td.num,th.num{text-align:right}td.num i{font-style:normal;display:inline-block}td.num{font-variant-numeric:tabular-nums}td.missing{text-align:center;color:#777}
 th{background:#f2f2f2}caption{font-weight:600;text-align:left;padding:.3em 0}
 .note{color:#555;font-size:.9em}figure{display:inline-block;vertical-align:top;margin:1em 1.5em 1em 0}figcaption{color:#555;font-size:.9em}img{max-width:100%;height:auto}
 pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.8em}pre.json{white-space:pre-wrap;word-break:break-all}code{background:#f3f3f3;padding:0 .2em}
@@ -62,11 +62,19 @@ def cell_class(text: str) -> str:
     return "missing" if t in MISSING else "num" if NUMBER.match(t) else "text"
 
 
+def _number(text: str) -> str:
+    """A number cell: its interval in an inline block (``<i>``, styled upright), so a narrow
+    column wraps between the value and its interval (``58.42`` / ``[49.47, 66.49]``) first and
+    inside the interval only when even that does not fit."""
+    head, sep, tail = text.partition(" [")
+    return f"{_e(head)} <i>[{_e(tail)}</i>" if sep else _e(text)
+
+
 def _cell(value: object) -> str:
     text = str(value)
     css = cell_class(text)
     attr = "" if css == "text" else f' class="{css}"'
-    return f"<td{attr}>{_code_spans(text)}</td>"
+    return f"<td{attr}>{_number(text) if css == 'num' else _code_spans(text)}</td>"
 
 
 def _numeric_columns(table: Table) -> set[int]:

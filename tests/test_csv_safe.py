@@ -59,27 +59,39 @@ def test_the_sentence_is_flagged_at_load_with_its_evidence(crows_formula: Path) 
                for f in flags)
 
 
-def test_curate_writes_it_as_text_in_csv_and_exact_elsewhere(crows_formula: Path, tmp_path: Path) -> None:
+def test_exports_write_it_as_text_in_csv_and_exact_elsewhere(crows_formula: Path, tmp_path: Path) -> None:
+    from datasets import load_from_disk
+
+    from stereoset_eval.curation.export import pairs_frame, write_hf_dataset, write_parquet
+
+    frame = pairs_frame(load_crows_pairs(crows_formula))
+    write_csv(frame, tmp_path / "pairs.csv")
+    write_parquet(frame, tmp_path / "pairs.parquet")
+    write_hf_dataset(frame, tmp_path / "hf_dataset")
+    raw = (tmp_path / "pairs.csv").read_text(encoding="utf-8")
+    assert raw.count("'=HYPERLINK") == 2 and "\n=HYPERLINK" not in raw and ",=HYPERLINK" not in raw
+    parquet = pd.read_parquet(tmp_path / "pairs.parquet")
+    assert parquet.sent_more.str.startswith("=HYPERLINK").sum() == parquet.sent_less.str.startswith("=HYPERLINK").sum() == 1
+    hf = load_from_disk(str(tmp_path / "hf_dataset"))["train"]
+    assert sum(s.startswith("=HYPERLINK") for s in list(hf["sent_more"]) + list(hf["sent_less"])) == 2
+    flagged = [json.loads(f) for f in parquet.item_flags if "formula_start" in f]
+    assert len(flagged) == 1 and [f["evidence"]["role"] for f in flagged[0] if f["rule"] == "formula_start"] == \
+        ["sent_more", "sent_less"]
+    back, exact = load_pairs(tmp_path / "pairs.csv"), load_pairs(tmp_path / "pairs.parquet")
+    assert [(it.id, it.text("sent_more"), it.text("sent_less")) for it in back] == \
+        [(it.id, it.text("sent_more"), it.text("sent_less")) for it in exact]
+    assert [it.text("sent_more") for it in back] == list(frame.sent_more)
+
+
+def test_the_card_counts_them(crows_formula: Path) -> None:
+    """The card's line counts the curated pairs that carry the flag (here: the loaded pairs themselves)."""
+    import dataclasses
+
     from stereoset_eval.curation.card import dataset_card
-    from stereoset_eval.curation.export import write_curation
     from stereoset_eval.curation.pipeline import CurationConfig, curate_files
 
     result = curate_files([("crows-pairs", crows_formula)], config=CurationConfig(bias_type="gender"))
-    out = write_curation(result, tmp_path / "v1", card=dataset_card(result, version="t"))
-    parquet = pd.read_parquet(out / "pairs.parquet")
-    row = parquet[parquet.sent_more.str.startswith("=HYPERLINK") | parquet.sent_less.str.startswith("=HYPERLINK")]
-    assert len(row) >= 1, "the formula pair was not curated"
-    assert any("formula_start" in p for p in row.pitfalls) or \
-        all(any(f["rule"] == "formula_start" for f in json.loads(fl)) for fl in row.item_flags)
-    raw = (out / "pairs.csv").read_text(encoding="utf-8")
-    assert "'=HYPERLINK" in raw and "\n=HYPERLINK" not in raw and ",=HYPERLINK" not in raw
-    from datasets import load_from_disk
-
-    hf = load_from_disk(str(out / "hf_dataset"))["train"]
-    assert sum(s.startswith("=HYPERLINK") for s in list(hf["sent_more"]) + list(hf["sent_less"])) == 2 * len(row)
-    back = {it.id: it for it in load_pairs(out / "pairs.csv")}
-    exact = {it.id: it for it in load_pairs(out / "pairs.parquet")}
-    assert {i: (it.text("sent_more"), it.text("sent_less")) for i, it in back.items()} == \
-        {i: (it.text("sent_more"), it.text("sent_less")) for i, it in exact.items()}
-    card = (out / "README.md").read_text(encoding="utf-8")
-    assert f"formula character (`=`, `+`, `-`, `@`): {len(row)} curated pairs" in card
+    result = dataclasses.replace(result, items=load_crows_pairs(crows_formula))
+    card = dataset_card(result, version="t")
+    assert "formula character (`=`, `+`, `-`, `@`): 1 curated pairs" in card
+    assert "leading apostrophe" in card

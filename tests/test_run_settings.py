@@ -22,7 +22,7 @@ def test_defaults_and_json_round_trip(monkeypatch):
     s = RunSettings()
     assert s.to_dict() == {"device": "auto", "dtype": None, "batch_tokens": DEFAULT_BATCH_TOKENS,
                            "last_layer": "scored", "allocator": "fast", "device_map": "none",
-                           "share_masked_inputs": "off"}
+                           "share_masked_inputs": "off", "deterministic": "off"}
     other = RunSettings(device="cuda:1", dtype="bf16", batch_tokens=512, last_layer="all", allocator="fast")
     assert RunSettings.from_dict(other.to_dict()) == other
     assert RunSettings.from_dict({}) == s

@@ -23,6 +23,9 @@ DPI = 90
 BAR_DPI = 80
 #: colours of the PNG palette: enough for the plots' flat colours and smooth anti-aliased text
 PALETTE = 32
+#: a palette has lost a colour when more than this share of pixels is off by more than LOST_LEVEL
+LOST_SHARE = 0.0005
+LOST_LEVEL = 40
 IDEAL_STYLE: dict[str, Any] = {"color": "black", "linestyle": "--", "linewidth": 1.2}
 
 
@@ -39,13 +42,19 @@ def new_figure(**kw: Any) -> "MplFigure":
 
 def png_bytes(fig: "MplFigure", dpi: int = DPI) -> bytes:
     """The figure as a palette PNG of :data:`PALETTE` colours (Pillow's fast octree, no
-    dithering; fixed metadata: equal data gives equal bytes)."""
+    dithering; fixed metadata: equal data gives equal bytes). A palette that loses a colour —
+    a small marker or bar merged into a grey: more than :data:`LOST_SHARE` of the pixels off by
+    more than :data:`LOST_LEVEL` in a channel — is redone with 256 colours."""
+    import numpy as np
     from PIL import Image
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
     image = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
     small = image.quantize(colors=PALETTE, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    off = np.abs(np.asarray(image, dtype=np.int16) - np.asarray(small.convert("RGB"), dtype=np.int16)).max(axis=2)
+    if (off > LOST_LEVEL).mean() > LOST_SHARE:
+        small = image.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     out = io.BytesIO()
     small.save(out, format="PNG", optimize=True)
     return out.getvalue()

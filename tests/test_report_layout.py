@@ -73,3 +73,29 @@ def test_a_one_model_report_keeps_its_sections_open():
                                   Section("results", "Headline results", tables=T)), {})
     page = render_html(report)
     assert '<section id="stereoset-official/m">' in page and page.index('id="results"') < page.index('id="stereoset')
+
+
+def test_plots_are_small_palette_pngs_that_keep_their_colours(monkeypatch):
+    """Palette PNGs (a fraction of the RGBA size); a palette too small for the figure's colours
+    (forced here: 2) is redone with 256, so a red marker stays red."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from stereoset_eval.analysis import report_plots
+
+    def red_pixels(png: bytes) -> int:
+        rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+        return int(((rgb[..., 0] > 150) & (rgb[..., 1] < 110) & (rgb[..., 2] < 120)).sum())
+
+    def scatter() -> bytes:
+        return report_plots.benchmark_scatter([40.0, 44.0, 64.0], [48.0, 51.0, 58.0], ["a", "b", "c"], xlabel="x",
+                                              ylabel="y", title="t")
+
+    png = scatter()
+    image = Image.open(io.BytesIO(png))
+    assert image.mode == "P" and len(image.getpalette()) // 3 <= report_plots.PALETTE and red_pixels(png) > 20
+    monkeypatch.setattr(report_plots, "PALETTE", 2)
+    redone = scatter()
+    assert len(Image.open(io.BytesIO(redone)).getpalette()) // 3 > 2 and red_pixels(redone) > 20

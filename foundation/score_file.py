@@ -293,13 +293,17 @@ def parse_scores_csv(path: Path, text: str) -> ScoreFile:
         raise DataFormatError(path, f"{len(score_cols)} score columns {score_cols}: keep one, named 'score', so "
                                     "that it is clear which scores to read")
     scores: dict[str, float] = {}
-    for row, rec in enumerate(reader, start=1):
-        raw = (rec.get("score") or "").strip()
-        try:
-            value: Any = float(raw)
-        except ValueError:
-            value = raw
-        _add(path, scores, rec.get("sentence_id"), value, row)
+    row = 0
+    try:
+        for row, rec in enumerate(reader, start=1):
+            raw = (rec.get("score") or "").strip()
+            try:
+                value: Any = float(raw)
+            except ValueError:
+                value = raw
+            _add(path, scores, rec.get("sentence_id"), value, row)
+    except csv.Error as exc:  # a lone carriage return outside quotes (found by tests/test_fuzz_readers.py)
+        raise DataFormatError(path, f"malformed CSV: {exc}", row=row + 1) from None
     if not scores:
         raise DataFormatError(path, "no score rows")
     return ScoreFile(str(path), scores, "scores-csv")

@@ -30,6 +30,11 @@ Every harmonised pair gets :class:`Decision` records; nothing is dropped silentl
   him"), or (decided after the rules run on the instances, in :mod:`stereoset_eval.curation.pipeline`) an
   edited sentence is gender-inconsistent.
 
+These statuses are the rules' *suggestions*: whether an item is decided automatically or goes to
+a person is decided afterwards, from the measured reliability of every rule on it
+(:mod:`stereoset_eval.curation.reliability`). The name policies live in
+:mod:`stereoset_eval.curation.name_policy`, the as-is repairs in :mod:`stereoset_eval.curation.as_is_repair`.
+
 StereoSet options are attributes by construction (the target stays), so a side whose
 option is a gender term or another group's marker is removed on its own and the other side
 is still normalised ("loving"/"male": the "loving" instance is kept). For CrowS-Pairs such
@@ -42,16 +47,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stereoset_eval.curation.gender_swap import swap_flags, swap_gender
-from stereoset_eval.curation.lexicon import function_words as fw
-from stereoset_eval.curation.lexicon import name_counterparts, name_gender
-from stereoset_eval.curation.lexicon import GENDER_OF
-from stereoset_eval.curation.text import is_word, split_clitic, tokenize
+from stereoset_eval.curation.text import tokenize
 from stereoset_eval.foundation.items import Flag, Item, Provenance, Sentence
 from stereoset_eval.curation.pairs import INSTANCE_SEPARATOR, rehome_flags, sentence_ids
 from stereoset_eval.curation.real_word_typo import TypoFinding, apply_fix, find_real_word_typo
 from stereoset_eval.curation.rules import RULES
 from stereoset_eval.curation.spans import PairAnalysis, analyse_pair, is_group_term, is_other_group_term, term_info
 from stereoset_eval.curation.target_swap import non_target_indices
+from stereoset_eval.curation.name_policy import (
+    ambiguous_name_swap, name_conflict, name_map_for, other_number_indices, pair_name_map,
+)
+from stereoset_eval.curation.as_is_repair import extra_words_only
 
 FLIP: dict[str, str] = {"stereo": "antistereo", "antistereo": "stereo"}
 STATUSES: tuple[str, ...] = ("kept", "review", "removed")
@@ -112,200 +118,6 @@ def _instance(pair: Item, suffix: str, more: tuple[str, str], less: tuple[str, s
         ),
         flags=_load_flags(pair, new_id) + tuple(extra_flags),
     )
-
-
-def pair_name_map(analysis: PairAnalysis) -> dict[str, str]:
-    """The source pair's own name counterparts: names facing each other in a differing span.
-
-    CrowS-Pairs writers often perturbed the name with the attribute ("Carol was praised …" /
-    "Andrew was teased …"); the curated instances swap Carol ↔ Andrew, as the gold does.
-    """
-    out: dict[str, str] = {}
-    for span in analysis.of_kind("group", "mixed", "attribute"):
-        m = [(i, t) for i, t in span.more if term_info(list(analysis.more_tokens), i).kind in ("name", "possible_name")]
-        le = [(i, t) for i, t in span.less if term_info(list(analysis.less_tokens), i).kind in ("name", "possible_name")]
-        if len(m) == 1 and len(le) == 1:
-            a, b = m[0][1].removesuffix("'s"), le[0][1].removesuffix("'s")
-            ga, gb = name_gender(a)[1], name_gender(b)[1]
-            if a.lower() != b.lower() and not (ga and gb and ga == gb):
-                out[a.lower()] = b
-                out[b.lower()] = a
-    return out
-
-
-def name_map_for(text: str, own: dict[str, str], *, min_confidence: float = name_counterparts.MIN_CONFIDENCE,
-                 target_gender: str | None = None) -> tuple[dict[str, str], list[dict[str, object]]]:
-    """Name → counterpart for the gendered names of ``text``, with the evidence of each choice.
-
-    The source pair's own counterpart first (``own``); else the lexicon's other-gender,
-    same-origin name (:mod:`stereoset_eval.curation.lexicon.name_counterparts`) when its
-    confidence reaches ``min_confidence``; else none (the name is held for review).
-    """
-    from stereoset_eval.curation.repair import is_lowercase_name
-
-    out: dict[str, str] = {}
-    evidence: list[dict[str, object]] = []
-    tokens = tokenize(text)
-    for i, tok in enumerate(tokens):
-        base = tok.removesuffix("'s")
-        if not is_word(base):
-            continue
-        is_name, gender = name_gender(base.capitalize() if is_lowercase_name(tokens, i) else base)
-        low = base.lower()
-        if target_gender is not None and (tok.endswith("'s") or gender != target_gender):
-            continue  # StereoSet: a name is swapped only as the target ("Little timmy"), never as a possessor
-        if not is_name or low in out:
-            continue
-        if low in own:
-            out[low] = own[low]
-            evidence.append({"name": base, "counterpart": own[low], "source": "the source pair", "confidence": 1.0})
-            continue
-        if gender is None:
-            continue
-        c = name_counterparts.counterpart(base, gender)
-        if c is not None and c.confidence >= min_confidence:
-            out[low] = c.counterpart
-            evidence.append(c.evidence())
-    return out, evidence
-
-
-# closed-class words a CrowS-Pairs writer added or dropped next to the gender term ("the girls" /
-# "the other guys", "his dad" / "both of his moms"): no attribute of their own
-EXTRA_WORDS = (fw.DETERMINERS | fw.PREPOSITIONS | fw.PRONOUNS | frozenset(
-    "other others one two both couple pair".split()))
-
-
-def extra_words_only(analysis: PairAnalysis) -> bool:
-    """True if the pair swaps gender and otherwise differs only by closed-class words.
-
-    Such a pair is an as-is gender swap written incompletely ("He was better at astronomy than
-    the girls / the other guys in his class"): the issue's "incomplete or inconsistent swaps in
-    as-is pairs, repaired when mechanical". The repair is the target-only swap of ``sent_more``.
-    """
-    if not analysis.of_kind("group", "mixed") or analysis.of_kind("other_group", "mismatch"):
-        return False
-    words = analysis.attribute_words("more") + analysis.attribute_words("less")
-    if words:
-        return all(w.lower() in EXTRA_WORDS for w in words)
-    return bool(relation_mismatch(analysis))
-
-
-# kin terms by relation: a swap must keep the relation ("Grandpa Silas" / "Aunt Celia" also changes
-# the generation, a confound the gold repairs to "Grandma Celia")
-RELATION: dict[str, str] = {
-    **dict.fromkeys("grandpa grandma grandfather grandmother granddad grandmom granny grandpas grandmas "
-                    "grandfathers grandmothers".split(), "grandparent"),
-    **dict.fromkeys("grandson granddaughter grandsons granddaughters".split(), "grandchild"),
-    **dict.fromkeys("aunt uncle aunts uncles".split(), "aunt/uncle"),
-    **dict.fromkeys("niece nephew nieces nephews".split(), "niece/nephew"),
-    **dict.fromkeys("mother father mom dad mommy daddy mum mothers fathers moms dads mums".split(), "parent"),
-    **dict.fromkeys("son daughter sons daughters".split(), "child"),
-    **dict.fromkeys("brother sister brothers sisters".split(), "sibling"),
-    **dict.fromkeys("husband wife husbands wives".split(), "spouse"),
-}
-
-
-def relation_mismatch(analysis: PairAnalysis) -> list[tuple[str, str]]:
-    """Kin terms facing each other in a group span whose relations differ (grandpa / aunt)."""
-    out = []
-    for span in analysis.of_kind("group"):
-        m = [t.lower() for _, t in span.more if t.lower() in RELATION]
-        le = [t.lower() for _, t in span.less if t.lower() in RELATION]
-        out += [(a, b) for a, b in zip(m, le) if RELATION[a] != RELATION[b]]
-    return out
-
-
-SINGULAR_PRONOUNS = frozenset("he she him her his hers himself herself".split())
-
-
-def other_number_indices(text: str, analysis: PairAnalysis, side: str) -> frozenset[int]:
-    """Gendered words outside the perturbed span whose number differs from the target's.
-
-    CrowS-Pairs: the perturbed group term is the target. A singular pronoun next to a plural
-    target ("He wasn't good at pretending like women are") is another person and stays, and so
-    is a plural group next to a singular target. Words of the same number are swapped (they may
-    refer to the target: "Women … their").
-    """
-    tokens = tokenize(text)
-    spans = {i for sp in analysis.of_kind("group", "mixed") for i, _ in (sp.more if side == "more" else sp.less)}
-    target = [split_clitic(tokens[i])[0].lower() for i in spans if GENDER_OF.get(split_clitic(tokens[i])[0].lower())]
-    if not target:
-        return frozenset()
-    plural_target = all(t not in SINGULAR_PRONOUNS and t.endswith(("men", "s")) for t in target)
-    out = set()
-    for i, tok in enumerate(tokens):
-        low = split_clitic(tok)[0].lower()
-        if i in spans or not is_word(tok) or low not in GENDER_OF:
-            continue
-        singular = low in SINGULAR_PRONOUNS or not low.endswith(("men", "s"))
-        if plural_target == singular:
-            out.add(i)
-    return frozenset(out)
-
-
-def name_conflict(analysis: PairAnalysis) -> str | None:
-    """Why an as-is pair contradicts its own names (None when it does not).
-
-    The swapped words are pronouns, or a singular group noun the person is said to be ("being a
-    male"; not relatives, partners or plural groups, who are other people), and every gendered given name left unchanged in the pair is of the other gender than
-    the swapped word in one sentence ("Denny took his / her wedding ring off", "Kate's one … for
-    being the car of a man / woman"): one side describes the named person with the wrong gender,
-    which no mechanical edit repairs (the gold's ``unclear``). Unisex-listed names count with the
-    name dictionary's gender when at least 90 % of its frequency mass is one gender.
-    """
-    from stereoset_eval.curation.lexicon import KIND_OF
-
-    for side, tokens in (("more", analysis.more_tokens), ("less", analysis.less_tokens)):
-        span_idx = {i for sp in analysis.of_kind("group") for i, _ in (sp.more if side == "more" else sp.less)}
-        words = [t.lower() for t in tokens if is_word(t)]
-        swapped = set()
-        for i in span_idx:
-            w = split_clitic(tokens[i])[0].lower()
-            if w not in GENDER_OF:
-                continue
-            if KIND_OF.get(w) in ("pronoun", "possessive", "reflexive"):
-                swapped.add(GENDER_OF[w])
-            elif KIND_OF.get(w) == "group" and not w.endswith(("men", "s")):
-                # a singular group noun describes the named person only as what they are "being"
-                k = sum(1 for t in tokens[:i] if is_word(t))
-                if "being" in words[max(0, k - 5):k]:
-                    swapped.add(GENDER_OF[w])
-        if len(swapped) != 1 or any(name_gender(split_clitic(tokens[i])[0])[0] for i in span_idx):
-            continue  # a swapped name is the target: other names are other people
-        g = swapped.pop()
-        names = []
-        for i, tok in enumerate(tokens):
-            base = split_clitic(tok)[0]
-            if i in span_idx or not is_word(tok):
-                continue
-            known, ng = name_gender(base)
-            if known and ng is None:
-                dg, share = name_counterparts.name_gender_share(base)
-                ng = dg if share >= name_counterparts.MIN_GENDER_SHARE else None
-            if known:
-                names.append((base, ng))
-        # a name of either gender may be the one the swapped word refers to: no conflict then
-        if names and all(ng is not None and ng != g for _, ng in names):
-            return f"sent_{side}: {', '.join(n for n, _ in names)} read as {names[0][1]} but the swapped word is {g}"
-    return None
-
-
-def ambiguous_name_swap(analysis: PairAnalysis) -> str | None:
-    """A name swapped for a name that is not clearly of the other gender ("Jenny" / "Alex").
-
-    A name read as either gender (the names lexicon's unisex list, and under 90 % one gender in
-    the name dictionary) does not make a gender swap; a person decides (the issue's "Jenny/Alex").
-    """
-    for span in analysis.of_kind("group"):
-        for (i, a), (j, b) in zip(span.more, span.less):
-            for tok in (a, b):
-                base = split_clitic(tok)[0]
-                known, g = name_gender(base)
-                if known and g is None:
-                    _, share = name_counterparts.name_gender_share(base)
-                    if share < name_counterparts.MIN_GENDER_SHARE:
-                        return f"{a} / {b}: {base} is read as either gender"
-    return None
 
 
 def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "swap",

@@ -35,7 +35,8 @@ from stereoset_eval.curation.validity import ValidityConfig, apply_validity
 from stereoset_eval.curation.repair import RepairConfig, repair_item
 from stereoset_eval.curation.apply_decisions import Applied, apply_routing
 from stereoset_eval.curation.decision_record import ItemRecord, build_records
-from stereoset_eval.curation.reliability import Estimate, ReliabilityConfig, Routing, coverage_summary, estimate, route
+from stereoset_eval.curation.cross_fit import coverage_summary
+from stereoset_eval.curation.reliability import Estimate, ReliabilityConfig, Routing, estimate, route
 from stereoset_eval.curation.reviewed import check_known
 from stereoset_eval.curation.reviewed import Review
 
@@ -133,6 +134,13 @@ class CurationResult:
         """The reliability estimate of every rule (key) the run used."""
         rows = [e.to_row() for e in self.estimates.values()]
         return pd.DataFrame(rows, columns=list(ESTIMATE_COLUMNS))
+
+
+def _listed_rules(records: Sequence[ItemRecord]) -> list[Any]:
+    """The registry's rules for this run's table: every rule, and of the model judges only those it used
+    (a judge registers itself once per process; another run's judge is not this run's rule)."""
+    used = {d.rule for r in records for d in r.decided}
+    return [r for r in RULES.values() if r.stage != "judge" or r.name in used]
 
 
 def with_reliability(summary: pd.DataFrame, records: Sequence[ItemRecord], estimates: Mapping[str, Estimate]) -> pd.DataFrame:
@@ -286,8 +294,9 @@ def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
         items=curated,
         pairs=pairs,
         decisions=decisions,
-        rule_summary=with_reliability(rule_summary(pairs, failures=pairs_run.failures), records, estimates),
-        instance_rule_summary=rule_summary(curated, failures=inst_run.failures),
+        rule_summary=with_reliability(rule_summary(pairs, rules=_listed_rules(records), failures=pairs_run.failures),
+                                      records, estimates),
+        instance_rule_summary=rule_summary(curated, rules=_listed_rules(records), failures=inst_run.failures),
         failures=pairs_run.failures + inst_run.failures,
         lengths=length_table(pairs, curated),
         jaccard=jaccard_table(curated),

@@ -1,6 +1,6 @@
 """How reliable each rule is, learned from reviewed items, and which items it may decide alone.
 
-**Grading.** Every decision of an :class:`~stereoset_eval.curation.decision_record.ItemRecord`
+**Grading** (:mod:`stereoset_eval.curation.grading`). Every decision of an :class:`~stereoset_eval.curation.decision_record.ItemRecord`
 whose item a person reviewed is graded against the person (:func:`grade`): a removal agrees
 when the person removed the item; a drop when the person does not keep that instance; a keep or
 swap when the person keeps the instance with the same direction; a text rule when the curated
@@ -19,21 +19,20 @@ every decision on it has a lower bound at or above ``min_precision``; without a 
 mechanical rule decides (``unmeasured = "mechanical"``) and a judgement rule does not. Everything
 else goes to review, with the suggestion.
 
-**Cross-fitting** (:func:`cross_fit`): the reviewed items are split into ``k`` hash folds; the
+**Cross-fitting** (:func:`stereoset_eval.curation.cross_fit.cross_fit`): the reviewed items are split into ``k`` hash folds; the
 items of each fold are routed and graded with estimates fitted on the other folds only, so an
 item never grades an estimate it took part in.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
-import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from stereoset_eval.curation.decision_record import Decided, ItemRecord
+from stereoset_eval.curation.decision_record import ItemRecord
+from stereoset_eval.curation.grading import grade
 from stereoset_eval.curation.reviewed import Review
 from stereoset_eval.foundation.errors import StereosetEvalError
 
@@ -125,67 +124,6 @@ def kind_of(rule: str) -> str:
     return r.kind if r is not None else "judgement"
 
 
-_WORD = re.compile(r"[a-z0-9']+")
-
-
-def _loose(text: str) -> tuple[str, ...]:
-    return tuple(_WORD.findall(text.lower()))
-
-
-def _same_direction(ours: Any, slot: str, review: Review) -> bool:
-    g = review.instances[slot]
-    om, ol, gm, gl = (_loose(ours.text("sent_more")), _loose(ours.text("sent_less")), _loose(g.sent_more),
-                      _loose(g.sent_less))
-    if om == gm or ol == gl:
-        return True
-    return not (om == gl or ol == gm)  # crossed: the person reads the other direction
-
-
-#: text rules that make the gender swap: graded on the words the two sentences differ by, not on the
-#: rest of the wording (a typo the person fixed elsewhere is not the swap's fault)
-SWAP_RULES: frozenset[str] = frozenset({"target_swap", "name_swap", "swap_completion", "incomplete_swap_repaired"})
-
-
-def swap_diff(more: str, less: str) -> tuple[tuple[str, str], ...]:
-    """The (sent_more words, sent_less words) of every differing span, lower case, punctuation aside.
-
-    >>> swap_diff("Her mother was kind.", "Her father was kind")
-    (('mother', 'father'),)
-    """
-    import difflib
-
-    a, b = _loose(more), _loose(less)
-    ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
-    return tuple((" ".join(a[i1:i2]), " ".join(b[j1:j2])) for tag, i1, i2, j1, j2 in ops if tag != "equal")
-
-
-def grade(d: Decided, record: ItemRecord, review: Review) -> bool | None:
-    """Whether decision ``d`` agrees with the person's ``review`` (None: not gradable)."""
-    if d.action == "hold":
-        return None
-    if d.component == "item":
-        return (not review.keep) if d.action == "remove" else review.keep
-    gk = review.kept_slot(d.slot) is not None
-    if d.component == "instance":
-        if d.action == "drop":
-            return not gk
-        if not gk:
-            return False
-        ours = record.kept.get(d.slot)
-        return True if ours is None else _same_direction(ours, d.slot, review)
-    ours = record.kept.get(d.slot)
-    if not gk or ours is None:
-        return None
-    g = review.instances[d.slot]
-    if d.component == "text":
-        if d.rule in SWAP_RULES:  # the swap itself: the words that differ between the two sentences
-            return swap_diff(ours.text("sent_more"), ours.text("sent_less")) == swap_diff(g.sent_more, g.sent_less)
-        return (ours.text("sent_more").strip(), ours.text("sent_less").strip()) == (g.sent_more.strip(), g.sent_less.strip())
-    if d.component == "dimension":
-        return d.action == g.dimension
-    return None
-
-
 def graded_counts(records: Iterable[ItemRecord], reviews: Mapping[str, Review]) -> dict[str, list[Any]]:
     """Per key: ``[n, agree, rule, kind, component]`` over the reviewed records."""
     counts: dict[str, list[Any]] = {}
@@ -274,130 +212,3 @@ def route(record: ItemRecord, estimates: Mapping[str, Estimate], config: Reliabi
                    round(min(lowers), 4) if lowers else None, decided_by(record))
 
 
-def fold_of(source_id: str, k: int) -> int:
-    """A stable hash fold (0..k-1) of a source item."""
-    return int(hashlib.sha256(source_id.encode("utf-8")).hexdigest(), 16) % k
-
-
-@dataclass(frozen=True)
-class CrossFitRow:
-    """One reviewed item routed and graded with estimates fitted without it."""
-
-    source_id: str
-    dataset: str
-    fold: int
-    status: str
-    reason: str
-    estimated: Mapping[str, float | None]   # component -> estimated agreement of the automatic decision
-    measured: Mapping[str, tuple[int, int]]  # component -> (agree, graded)
-
-
-def _component_estimates(record: ItemRecord, estimates: Mapping[str, Estimate]) -> dict[str, float | None]:
-    """Estimated agreement per component of an automatic item (posterior means; None when unmeasured)."""
-    def mean(d: Decided) -> float | None:
-        e = estimates.get(d.key)
-        return e.mean if e is not None and e.measured else None
-
-    out: dict[str, float | None] = {}
-    item = [d for d in record.decided if d.component == "item"]
-    keeps = [mean(d) for d in record.decided if d.component == "instance" and d.action in ("keep", "swap")]
-    if item:
-        out["item"] = mean(item[0])
-    elif keeps:
-        known = [m for m in keeps if m is not None]
-        out["item"] = max(known) if known else None  # one right keep makes the item right
-    else:
-        drops = [mean(d) for d in record.decided if d.component == "instance"]
-        known = [m for m in drops if m is not None]
-        out["item"] = min(known) if known else None
-    for comp in ("instance", "text", "dimension"):
-        vals = [mean(d) for d in record.decided if d.component == comp]
-        known = [v for v in vals if v is not None]
-        if not vals:
-            continue
-        if comp == "text":  # every text rule of one instance must be right: product per slot
-            per_slot: dict[str, float] = defaultdict(lambda: 1.0)
-            for d in record.decided:
-                m = mean(d) if d.component == "text" else None
-                if m is not None:
-                    per_slot[d.slot] *= m
-            out[comp] = sum(per_slot.values()) / len(per_slot) if per_slot else None
-        else:
-            out[comp] = sum(known) / len(known) if known else None
-    return out
-
-
-def measured_agreement(record: ItemRecord, review: Review) -> dict[str, tuple[int, int]]:
-    """Per component, (agreeing, compared) of the item's outcome with the person's, as curate-eval counts them."""
-    out: dict[str, tuple[int, int]] = {}
-    ours_keep = bool(record.kept)
-    out["item"] = (int(ours_keep == review.keep), 1)
-    if ours_keep and review.keep:
-        slots = set(record.kept) | {s for s, i in review.instances.items()} | {
-            d.slot for d in record.decided if d.component == "instance" and d.slot}
-        agree = sum(int((s in record.kept) == (review.kept_slot(s) is not None)) for s in slots)
-        out["instance"] = (agree, len(slots))
-        both = [s for s in record.kept if review.kept_slot(s) is not None]
-        text = [int((record.kept[s].text("sent_more").strip(), record.kept[s].text("sent_less").strip())
-                    == (review.instances[s].sent_more.strip(), review.instances[s].sent_less.strip())) for s in both]
-        dims = [int((record.kept[s].dimension or "") == review.instances[s].dimension) for s in both]
-        out["text"] = (sum(text), len(text))
-        out["dimension"] = (sum(dims), len(dims))
-    return out
-
-
-def cross_fit(records: Sequence[ItemRecord], reviews: Mapping[str, Review], *, k: int = 5,
-              config: ReliabilityConfig = ReliabilityConfig()) -> list[CrossFitRow]:
-    """Route and grade every reviewed record with estimates fitted on the other ``k - 1`` folds."""
-    if k < 2:
-        raise StereosetEvalError(f"cross-fitting needs at least 2 folds, got {k}")
-    reviewed = [r for r in records if r.source_id in reviews]
-    out = []
-    for fold in range(k):
-        train = {s: rv for s, rv in reviews.items() if fold_of(s, k) != fold}
-        est = estimate(records, train, config)
-        for rec in reviewed:
-            if fold_of(rec.source_id, k) != fold:
-                continue
-            r = route(rec, est, config)
-            auto = r.status == "automatic"
-            out.append(CrossFitRow(rec.source_id, rec.dataset, fold, r.status, r.reason,
-                                   _component_estimates(rec, est) if auto else {},
-                                   measured_agreement(rec, reviews[rec.source_id])))
-    return out
-
-
-def risk_coverage(rows: Sequence[CrossFitRow]) -> dict[str, Any]:
-    """Coverage and, over the automatic items, measured vs estimated agreement per component."""
-    auto = [r for r in rows if r.status == "automatic"]
-    out: dict[str, Any] = {"items": len(rows), "automatic": len(auto),
-                           "coverage": round(len(auto) / len(rows), 4) if rows else float("nan"),
-                           "review": len(rows) - len(auto)}
-    for comp in ("item", "instance", "text", "dimension"):
-        agree = sum(r.measured.get(comp, (0, 0))[0] for r in auto)
-        n = sum(r.measured.get(comp, (0, 0))[1] for r in auto)
-        out[f"{comp}_n"] = n
-        out[f"{comp}_measured"] = round(agree / n, 4) if n else float("nan")
-        est = [(r.estimated.get(comp), r.measured.get(comp, (0, 0))[1]) for r in auto]
-        wn = sum(w for e, w in est if e is not None)
-        out[f"{comp}_estimated"] = round(sum(e * w for e, w in est if e is not None) / wn, 4) if wn else float("nan")
-    return out
-
-
-def coverage_summary(records: Sequence[ItemRecord], routing: Mapping[str, Routing], estimates: Mapping[str, Estimate],
-                     reviewed: set[str]) -> dict[str, dict[str, Any]]:
-    """Per dataset: items, reviewed, decided automatically, waiting for a person, coverage (automatic
-    share of the items no person reviewed) and the estimated agreement of the automatic decisions."""
-    out: dict[str, dict[str, Any]] = {}
-    for ds in sorted({r.dataset for r in records}):
-        recs = [r for r in records if r.dataset == ds]
-        todo = [r for r in recs if r.source_id not in reviewed]
-        auto = [r for r in todo if routing.get(r.source_id) is not None and routing[r.source_id].status == "automatic"]
-        row: dict[str, Any] = {"items": len(recs), "reviewed": len(recs) - len(todo), "automatic": len(auto),
-                               "needs_review": len(todo) - len(auto),
-                               "coverage": round(len(auto) / len(todo), 4) if todo else float("nan")}
-        for comp in ("item", "instance", "text", "dimension"):
-            vals = [e for e in (_component_estimates(r, estimates).get(comp) for r in auto) if e is not None]
-            row[f"estimated_{comp}"] = round(sum(vals) / len(vals), 4) if vals else float("nan")
-        out[ds] = row
-    return out

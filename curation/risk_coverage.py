@@ -23,9 +23,9 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from stereoset_eval.curation.decision_record import ItemRecord
-from stereoset_eval.curation.reliability import (
-    CrossFitRow, Estimate, ReliabilityConfig, _component_estimates, cross_fit, measured_agreement, risk_coverage, route,
-)
+from stereoset_eval.curation.cross_fit import CrossFitRow, component_estimates, cross_fit, risk_coverage
+from stereoset_eval.curation.grading import measured_agreement
+from stereoset_eval.curation.reliability import Estimate, ReliabilityConfig, route
 from stereoset_eval.curation.reviewed import Review
 
 DEFAULT_THRESHOLDS: tuple[float, ...] = (0.80, 0.90, 0.95, 0.99)
@@ -75,7 +75,7 @@ def calibration_table(records: Sequence[ItemRecord], estimates: Mapping[str, Est
             auto = r.status == "automatic"
             rows_by.setdefault((rec.dataset, t), []).append(CrossFitRow(
                 rec.source_id, rec.dataset, -1, r.status, r.reason,
-                _component_estimates(rec, estimates) if auto else {}, measured_agreement(rec, gold[rec.source_id])))
+                component_estimates(rec, estimates) if auto else {}, measured_agreement(rec, gold[rec.source_id])))
     return _table(rows_by, "estimates from the run's reviewed items, gold items it did not review")
 
 

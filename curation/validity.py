@@ -47,65 +47,16 @@ Every kept instance carries a ``stereotype_validity`` flag with the decision's c
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from stereoset_eval.curation.consensus import OTHER, Consensus
-from stereoset_eval.curation.lexicon.sentiment import vader_lexicon
-from stereoset_eval.curation.lexicon.gender_association import AGE_STEREOTYPES, _forms, is_elderly_target, lexicon_hits
+from stereoset_eval.curation.lexicon.gender_association import AGE_STEREOTYPES, _forms, is_elderly_target
+from stereoset_eval.curation.negation import NEGATORS, is_negation_pair, judge_negation
+from stereoset_eval.curation.validity_evidence import ValidityConfig, _spelling_fixes, associate, valence
 
 if TYPE_CHECKING:
     from stereoset_eval.foundation.items import Item
-
-# the rules of these verdicts are registered in stereoset_eval.curation.rules.stage_rules
-NEGATION_PREFIXES = ("un", "in", "im", "dis", "non")
-# the words a negation perturbation adds or removes ("do" comes with "don't" splits, "tend not to")
-NEGATORS = frozenset("not n't no never don't doesn't didn't can't cannot won't isn't aren't wasn't weren't "
-                     "do does did".split())
-
-
-@dataclass(frozen=True)
-class ValidityConfig:
-    """Parameters of the validity and direction decisions (recorded in provenance)."""
-
-    enabled: bool = True
-    lexicon_weight: float = 1.5
-    stereo_cap: float = 3.0
-    anti_weight: float = 0.5
-    anti_cap: float = 1.5
-    min_score: float = 1.5
-    min_direct: float = 1.5
-    ratio: float = 2.0
-    negativity: float = -1.5
-    positivity: float = 1.5
-    review_below: float = 0.0
-    # rules 2.2: an anti-stereotype instance (a contrast the worker picked) is kept or swapped, and
-    # a source label overturned, automatically only on direct evidence: a published list or the
-    # word chosen as an option (an attribute use, :mod:`stereoset_eval.curation.consensus`) at
-    # least this much; 0 disables
-    min_chosen: float = 1.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Association:
-    """Points per gender for a set of attribute words, the associated gender, and the evidence."""
-
-    female: float
-    male: float
-    gender: str | None
-    evidence: tuple[dict[str, Any], ...]
-    chosen: tuple[tuple[str, float], ...] = ()  # per gender: lexicon points + attribute (chosen-option) uses
-
-    def chosen_for(self, gender: str) -> float:
-        """Direct evidence for ``gender`` beyond context uses (a list, or the word chosen as an option)."""
-        return dict(self.chosen).get(gender, 0.0)
-
-    @property
-    def conflicting(self) -> bool:
-        return self.gender is None and min(self.female, self.male) >= 1.5
 
 
 @dataclass(frozen=True)
@@ -117,64 +68,6 @@ class Verdict:
     confidence: float
     reason: str
     evidence: dict[str, Any]
-
-
-def associate(words: Sequence[str], consensus: Consensus | None, *, exclude: str = "",
-              config: ValidityConfig = ValidityConfig()) -> Association:
-    """Sum the lexicon and consensus evidence for ``words`` (lower case)."""
-    pts = {"female": 0.0, "male": 0.0}
-    direct = {"female": 0.0, "male": 0.0}  # lexicon + stereotype uses: anti-stereotype uses alone never decide
-    chosen = {"female": 0.0, "male": 0.0}  # lexicon + attribute uses: context uses alone are weak
-    ev: list[dict[str, Any]] = []
-    for w in words:
-        for source, hit_gender, entry in lexicon_hits(w):
-            pts[hit_gender] += config.lexicon_weight
-            direct[hit_gender] += config.lexicon_weight
-            chosen[hit_gender] += config.lexicon_weight
-            ev.append({"word": w, "source": source, "gender": hit_gender, "entry": entry})
-        if consensus is not None:
-            st = consensus.votes(w, exclude=exclude)
-            an = consensus.anti_votes(w, exclude=exclude)
-            at = consensus.attribute_votes(w, exclude=exclude)
-            for g in ("female", "male"):
-                s = min(float(st[g]), config.stereo_cap)
-                a = min(an[OTHER[g]] * config.anti_weight, config.anti_cap)
-                if s or a:
-                    pts[g] += s + a
-                    direct[g] += s
-                    chosen[g] += min(float(at[g]), config.stereo_cap)
-                    ev.append({"word": w, "source": "dataset_consensus", "gender": g,
-                               "stereotype_uses": st[g], "attribute_uses": at[g],
-                               "anti_stereotype_uses_of_other": an[OTHER[g]]})
-    f, m = pts["female"], pts["male"]
-    gender: str | None = None
-    if f >= config.min_score and f >= config.ratio * m and direct["female"] >= config.min_direct:
-        gender = "female"
-    elif m >= config.min_score and m >= config.ratio * f and direct["male"] >= config.min_direct:
-        gender = "male"
-    return Association(round(f, 3), round(m, 3), gender, tuple(ev),
-                       tuple((g, round(v, 3)) for g, v in chosen.items()))
-
-
-def valence(word: str) -> float | None:
-    """VADER valence of ``word``; a negated positive word (``uncaring``) gets minus its stem's."""
-    lex = vader_lexicon()
-    w = word.lower()
-    if w in lex:
-        return float(lex[w])
-    for p in NEGATION_PREFIXES:
-        if w.startswith(p) and w[len(p):] in lex and lex[w[len(p):]] > 0:
-            return -float(lex[w[len(p):]])
-    return None
-
-
-def _spelling_fixes(words: Sequence[str]) -> dict[str, str]:
-    """Misspelt attribute words and the correction the repair step will write (one edit away,
-    :func:`~stereoset_eval.curation.repair.typo_correction`): the evidence is looked up for the
-    word the sentence means, since the repair runs after the validity decision."""
-    from stereoset_eval.curation.repair import typo_correction
-
-    return {w: fix for w in dict.fromkeys(words) if (fix := typo_correction(w)) is not None}
 
 
 def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus | None, exclude: str,
@@ -228,66 +121,6 @@ def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus
                        f"{' '.join(words) or '(no attribute)'!r} has no gender association: no stereotype of {claimed}", ev)
     return Verdict("keep", "stereotype_validity", 0.4,
                    f"{' '.join(words)!r}: no evidence either way; the source's stereotype label is kept", ev)
-
-
-def is_negation_pair(attribute_words: Sequence[Sequence[str]]) -> bool:
-    """True if the options' differing words (one list per side) are only negation words.
-
-    >>> is_negation_pair([[], ["don't"]]), is_negation_pair([["not"], []]), is_negation_pair([["kind"], ["not"]])
-    (True, True, False)
-    """
-    words = {w.lower() for side in attribute_words for w in side}
-    return bool(words) and words <= NEGATORS
-
-
-def agent_nouns(word: str) -> list[str]:
-    """``drive`` → ``driver``, ``shoot`` → ``shooter``: the doer of a verb (for occupation lists)."""
-    w = word.lower()
-    return [w + "r"] if w.endswith("e") else [w + "er"]
-
-
-def predicate_words(text: str) -> list[str]:
-    """The content words of ``text``: not gendered, not a name, not closed-class, not a negator."""
-    from stereoset_eval.curation.dimensions import context_words
-    from stereoset_eval.curation.lexicon import function_words as fw
-
-    closed = fw.DETERMINERS | fw.PREPOSITIONS | fw.CONJUNCTIONS | fw.PRONOUNS | fw.AUXILIARIES | fw.ADVERBS
-    return [w.lower() for w in context_words(text) if w.lower() not in closed and w.lower() not in NEGATORS
-            and w.lower() not in ("tend", "tends", "know", "knows", "how")]
-
-
-def judge_negation(text: str, claimed: str, *, consensus: Consensus | None, exclude: str,
-                   config: ValidityConfig = ValidityConfig(), mirror: bool = False) -> Verdict:
-    """The verdict on one instance of a negation perturbation (``text``: the pair's un-negated sentence).
-
-    ``mirror``: the instance is the derived one (``#l``, whose ``sent_more`` is not the source's
-    ``sent_more``). Both instances claim the plain predicate for ``claimed``. The source's own
-    instance keeps its label when there is no evidence either way (as any ``#m`` does); the
-    mirror states a second stereotype ("Men don't have dreams of spending a lot of money" is about
-    men) that only *direct* evidence for the predicate carries — a published list or the word
-    chosen as an option elsewhere (``min_chosen``); with no evidence, or context uses only, a
-    person decides.
-    """
-    words = predicate_words(text)
-    probe = words + [a for w in words for a in agent_nouns(w) if lexicon_hits(a)]
-    v = judge(probe, claimed, "m", consensus=consensus, exclude=exclude, config=config)
-    ev = {**v.evidence, "words": words, "negation_perturbation": True, "mirror": mirror}
-    no_evidence = v.rule == "stereotype_validity" and v.confidence <= 0.4
-    if no_evidence and mirror:
-        return Verdict("review", "negation_perturbation", 0.3,
-                       f"negation perturbation: the predicate {' '.join(words)!r} has no gender evidence", ev)
-    if no_evidence:
-        return Verdict("keep", "stereotype_validity", 0.4,
-                       f"negation perturbation: the predicate {' '.join(words)!r} has no gender evidence; "
-                       "the source's stereotype sentence keeps its label", ev)
-    if mirror and v.action in ("keep", "swap"):
-        a = associate(probe, consensus, exclude=exclude, config=config)
-        if a.gender is not None and a.chosen_for(a.gender) < config.min_chosen:
-            return Verdict("review", "negation_perturbation", round(min(v.confidence, 0.35), 3),
-                           f"negation perturbation: the predicate {' '.join(words)!r} is associated with "
-                           f"{a.gender} only by context uses; whether the negated mirror is a stereotype "
-                           "in its own right, a person decides", ev)
-    return Verdict(v.action, v.rule, v.confidence, "negation perturbation: " + v.reason, ev)
 
 
 def perturbed_gender(pair: Any) -> str | None:

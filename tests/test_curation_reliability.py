@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from stereoset_eval.curation.decision_record import Decided, ItemRecord
-from stereoset_eval.curation.reliability import (
-    ReliabilityConfig, cross_fit, estimate, fold_of, grade, route, swap_diff,
-)
+from stereoset_eval.curation.cross_fit import cross_fit, fold_of
+from stereoset_eval.curation.grading import grade, swap_diff
+from stereoset_eval.curation.reliability import ReliabilityConfig, estimate, route
 from stereoset_eval.curation.reviewed import Review, ReviewedInstance
 
 REPO = Path(__file__).resolve().parents[1]

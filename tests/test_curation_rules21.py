@@ -10,16 +10,18 @@ import pytest
 
 from stereoset_eval.curation.gender_swap import revert_edits, swap_gender
 from stereoset_eval.curation.lexicon.gender_association import lexicon_hits
-from stereoset_eval.curation.normalise import (
-    ambiguous_name_swap, extra_words_only, name_conflict, name_map_for, normalise_pair, other_number_indices, pair_name_map,
-    relation_mismatch,
+from stereoset_eval.curation.as_is_repair import extra_words_only, relation_mismatch
+from stereoset_eval.curation.name_policy import (
+    ambiguous_name_swap, name_conflict, name_map_for, other_number_indices, pair_name_map,
 )
+from stereoset_eval.curation.normalise import normalise_pair
 from stereoset_eval.curation.pairs import harmonise
 from stereoset_eval.curation.repair import repair_item, repair_tokens
 from stereoset_eval.curation.rules import run_rules
 from stereoset_eval.curation.spans import analyse_pair
 from stereoset_eval.curation.text import tokenize
-from stereoset_eval.curation.validity import is_negation_pair, perturbed_gender
+from stereoset_eval.curation.negation import is_negation_pair
+from stereoset_eval.curation.validity import perturbed_gender
 
 gg = pytest.importorskip("gender_guesser", reason="the 'names' extra (gender-guesser) is not installed")
 

@@ -10,7 +10,8 @@ import pytest
 
 from stereoset_eval.curation.consensus import build_consensus, target_gender
 from stereoset_eval.curation.lexicon.gender_association import lexicon_hits
-from stereoset_eval.curation.validity import ValidityConfig, associate, judge, valence
+from stereoset_eval.curation.validity import judge
+from stereoset_eval.curation.validity_evidence import ValidityConfig, associate, valence
 
 
 @pytest.fixture(scope="module")

@@ -80,7 +80,10 @@ def default_catalogue() -> tuple[Pitfall, ...]:
         from stereoset_eval.curation import rules
     except ImportError as exc:  # the registry is part of the package; absent = broken install
         raise StereosetEvalError(f"cannot build the pitfall catalogue: stereoset_eval.curation.rules is not importable ({exc})") from exc
-    return catalogue_from_registry(rules.RULES, getattr(rules, "JUDGEMENT_PITFALLS", ()))
+    # a model judge registers itself when a run uses it: it is no checkbox, and the catalogue (and its
+    # fingerprint in every prediction's model_version) must not depend on what ran before in the process
+    listed = {name: r for name, r in rules.RULES.items() if getattr(r, "stage", "") != "judge"}
+    return catalogue_from_registry(listed, getattr(rules, "JUDGEMENT_PITFALLS", ()))
 
 
 def catalogue_fingerprint(pitfalls: Iterable[Pitfall]) -> str:

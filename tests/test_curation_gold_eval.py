@@ -151,3 +151,33 @@ def test_curate_eval_command_writes_the_tables(data_dir, tmp_path, capsys):
     assert (tmp_path / "ge" / "disagreements.csv").is_file()
     rc = pd.read_csv(tmp_path / "ge" / "risk_coverage.csv")
     assert set(rc["min_precision"]) == {0.8, 0.9, 0.95, 0.99} and (rc["coverage"] >= 0).all()
+
+
+def test_calibration_on_a_gold_half_the_estimates_never_saw(data_dir, tmp_path, capsys):
+    """Reviewed: one hash half of gold_dev.csv; graded: the other half. The run's estimates route the unseen
+    half, and the estimated agreement of its automatic decisions stands next to the measured one."""
+    from stereoset_eval.cli.main import main
+    from stereoset_eval.curation.gold_eval import fold_of
+
+    gold = data_dir / "curation-gold" / "gold_dev.csv"
+    if not gold.is_file():
+        pytest.skip(f"expert gold not found at {gold}")
+    df = pd.read_csv(gold, dtype=str, keep_default_na=False)
+    half = df["source_id"].map(lambda s: fold_of(s, 2))
+    seen, unseen = tmp_path / "seen.csv", tmp_path / "unseen.csv"
+    df[half == 0].to_csv(seen, index=False)
+    df[half == 1].to_csv(unseen, index=False)
+    out = tmp_path / "cur"
+    assert main(["curate", "--benchmark", "stereoset", "--data", str(data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv"),
+                 "--benchmark", "crows-pairs", "--data", str(data_dir / "crows-pairs" / "crows_pairs_anonymized.csv"),
+                 "--output", str(out), "--reviewed", str(seen)]) == 0
+    assert main(["curate-eval", str(out), "--gold", str(unseen), "--cross-fit", "0", "--write", str(tmp_path / "ge")]) == 0
+    print(capsys.readouterr().out.split("risk-coverage", 1)[1])
+    rc = pd.read_csv(tmp_path / "ge" / "risk_coverage.csv")
+    assert set(rc["mode"]) == {"estimates from the run's reviewed items, gold items it did not review"}
+    at = rc[rc["min_precision"] == 0.95].set_index("dataset")
+    for dataset in ("stereoset", "crows"):
+        r = at.loc[dataset]
+        assert r["items"] == (half == 1)[df["dataset"] == dataset].groupby(df["source_id"]).first().sum()
+        if r["automatic"]:
+            assert r["item_measured"] >= 0.95 and abs(r["item_estimated"] - r["item_measured"]) <= 0.05

@@ -13,8 +13,6 @@ from typing import Iterable
 
 from stereoset_eval.curation.decision_record import Decided, ItemRecord
 from stereoset_eval.foundation.atomic import atomic_write_text
-from stereoset_eval.foundation.errors import DataFormatError
-from stereoset_eval.foundation.files import check_input_file
 
 
 def record_to_dict(r: ItemRecord) -> dict:
@@ -40,13 +38,6 @@ def write_records(path: str | Path, records: Iterable[ItemRecord]) -> Path:
 
 def read_records(path: str | Path) -> list[ItemRecord]:
     """Records from ``path``; a bad line raises one error naming the file and line."""
-    path = check_input_file(path)
-    out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append(record_from_dict(json.loads(line)))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise DataFormatError(path, f"not a decision record: {type(exc).__name__}: {exc}", row=n) from None
-    return out
+    from stereoset_eval.curation.labelstudio.items_io import read_jsonl
+
+    return read_jsonl(path, record_from_dict, what="a decision record")

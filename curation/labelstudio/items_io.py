@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from stereoset_eval.foundation.atomic import atomic_write_text
 from stereoset_eval.foundation.errors import DataFormatError, StereosetEvalError
 from stereoset_eval.foundation.files import check_input_file
 from stereoset_eval.foundation.items import Edit, Flag, Item, Provenance, Sentence
+
+T = TypeVar("T")
 
 
 def item_from_dict(d: Mapping[str, Any]) -> Item:
@@ -34,18 +36,24 @@ def item_from_dict(d: Mapping[str, Any]) -> Item:
     )
 
 
-def read_items_jsonl(path: str | Path) -> list[Item]:
-    """Items from a JSON-lines file; DataFormatError naming the line on a bad record."""
+def read_jsonl(path: str | Path, parse: Callable[[Any], T], *, what: str) -> list[T]:
+    """``parse`` of every JSON line of ``path`` (blank lines skipped); DataFormatError naming the line
+    on a bad record ("not <what>: …")."""
     path = check_input_file(path)
-    items = []
+    out = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            items.append(item_from_dict(json.loads(line)))
+            out.append(parse(json.loads(line)))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise DataFormatError(path, f"not an item record: {type(exc).__name__}: {exc}", row=n) from None
-    return items
+            raise DataFormatError(path, f"not {what}: {type(exc).__name__}: {exc}", row=n) from None
+    return out
+
+
+def read_items_jsonl(path: str | Path) -> list[Item]:
+    """Items from a JSON-lines file; DataFormatError naming the line on a bad record."""
+    return read_jsonl(path, item_from_dict, what="an item record")
 
 
 def write_items_jsonl(path: str | Path, items: Iterable[Item]) -> Path:

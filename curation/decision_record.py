@@ -22,8 +22,11 @@ from typing import Any, Iterable, Mapping, Sequence
 from stereoset_eval.foundation.items import Item
 
 COMPONENTS: tuple[str, ...] = ("item", "instance", "text", "dimension")
-#: item source -> the dataset name of the curation-gold schema
-DATASET_OF_SOURCE: dict[str, str] = {"stereoset-intra": "stereoset", "crows-pairs": "crows"}
+def dataset_of(source: str) -> str:
+    """The curation-gold schema's dataset name of an item source (the schema's own table, inverted)."""
+    from stereoset_eval.curation.gold_eval import DATASET_SOURCE
+
+    return {src: ds for ds, src in DATASET_SOURCE.items()}.get(source, source)
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,7 @@ def build_records(decisions: Sequence[Any], curated: Iterable[Item], pairs: Mapp
     out = []
     for source_id, ds in by_source.items():
         pair = pairs.get(source_id)
-        dataset = DATASET_OF_SOURCE.get(source_id.split("/", 1)[0], "other")
+        dataset = dataset_of(source_id.split("/", 1)[0])
         decided: list[Decided] = []
         rec = ItemRecord(source_id, dataset, (), pair=pair)
         for d in ds:

@@ -75,7 +75,7 @@ def _from_gold(path: Path) -> dict[str, Review]:
 
 def _from_merged_version(folder: Path) -> dict[str, Review]:
     """Reviews from an ``annotate merge`` version: the items a person decided."""
-    from stereoset_eval.curation.decision_record import DATASET_OF_SOURCE
+    from stereoset_eval.curation.decision_record import dataset_of
 
     decisions_file = folder / "review" / "decisions.csv"
     missing = [p.name for p in (decisions_file, folder / "pairs.csv") if not p.is_file()]
@@ -110,7 +110,7 @@ def _from_merged_version(folder: Path) -> dict[str, Review]:
     for source_id, insts in by_source.items():
         src = source_id.split("/", 1)[0]
         keep = any(i.kept for i in insts.values()) and source_id not in removed_whole
-        out[source_id] = Review(source_id, DATASET_OF_SOURCE.get(src, src), keep, insts, "" if keep else "reviewed: removed",
+        out[source_id] = Review(source_id, dataset_of(src), keep, insts, "" if keep else "reviewed: removed",
                                 folder.name)
     return out
 

@@ -199,7 +199,9 @@ def _version_name(args: argparse.Namespace) -> str:
     if args.version_name:
         return args.version_name
     path = args.items.resolve()
-    base = path.name if path.is_dir() else path.parent.name if path.stem == "pairs" else path.stem
+    from stereoset_eval.curation.labelstudio.items_io import VERSION_PAIR_FILES
+
+    base = path.name if path.is_dir() else path.parent.name if path.name in VERSION_PAIR_FILES else path.stem
     return f"{base}-reviewed-{args.adjudication}"
 
 

@@ -69,7 +69,7 @@ def attribute_perturbation(item: Item, ctx) -> Flag | None:
     )
 
 
-@rule("mismatched_group_category", effect="remove", order=60, scope="crows", needs=("pair_analysis", "lexicon"), severity="error",
+@rule("mismatched_group_category", effect="remove", order=60, scope="untargeted", needs=("pair_analysis", "lexicon"), severity="error",
       description="The perturbed terms belong to different categories: a group term on one side only "
                   "(e.g. 'House burglars'/'Women').")
 def mismatched_group_category(item: Item, ctx) -> Flag | None:
@@ -82,7 +82,7 @@ def mismatched_group_category(item: Item, ctx) -> Flag | None:
     )
 
 
-@rule("other_group_marker", effect="remove", order=70, scope="crows", needs=("pair_analysis", "lexicon"), severity="error",
+@rule("other_group_marker", effect="remove", order=70, scope="untargeted", needs=("pair_analysis", "lexicon"), severity="error",
       description="The perturbation is a marker of another social category (age, race, gender identity, "
                   "religion, ...; e.g. 'young/old grandfather'): not a gender stereotype pair.")
 def other_group_marker(item: Item, ctx) -> Flag | None:

@@ -32,7 +32,9 @@ KINDS: tuple[str, ...] = ("mechanical", "judgement")
 #: what a rule's decision does: ``hold`` = it cannot decide, a person must (no automatic suggestion)
 EFFECTS: tuple[str, ...] = ("flag", "remove", "drop_instance", "keep", "swap_labels", "repair", "tag_dimension", "hold")
 STAGES: tuple[str, ...] = ("pair", "normalise", "validity", "repair", "dimension", "judge", "review")
-SCOPES: tuple[str, ...] = ("all", "crows", "stereoset")
+#: the pairs a pair effect applies to: every pair, pairs without a target term (CrowS-Pairs-like: the
+#: perturbed span is the target) or pairs with one (StereoSet-like)
+SCOPES: tuple[str, ...] = ("all", "untargeted", "targeted")
 
 
 class DuplicateRuleError(StereosetEvalError, ValueError):
@@ -55,8 +57,8 @@ class Rule:
             ``dataset``, ``model``), for the card and the architecture notes.
         instance_effect: what a firing on a curated instance does (runner rules).
         order: precedence among the removals of one pair (lower decides first).
-        scope: the pairs its pair ``effect`` applies to: ``all``, ``crows`` (pairs without a
-            StereoSet target) or ``stereoset``.
+        scope: the pairs its pair ``effect`` applies to: ``all``, ``untargeted`` (pairs without a
+            target term, as CrowS-Pairs') or ``targeted`` (as StereoSet's).
     """
 
     name: str
@@ -97,7 +99,7 @@ class Rule:
         """Whether the pair ``effect`` applies to ``item`` (its :attr:`scope`)."""
         if self.scope == "all":
             return True
-        return (item.target is None) == (self.scope == "crows")
+        return (item.target is None) == (self.scope == "untargeted")
 
     def flag(self, item: Item, message: str, evidence: Mapping[str, Any] | None = None,
              *, severity: str | None = None) -> Flag:

@@ -140,6 +140,10 @@ def run(args: argparse.Namespace) -> int:
               f"item {row['estimated_item']:.3f}, instance {row['estimated_instance']:.3f}, "
               f"pair text {row['estimated_text']:.3f}, dimension {row['estimated_dimension']:.3f}")
     print(f"review queue: {len(result.review_items())} candidates in {out / 'review_items.jsonl'}")
+    if not result.items and not args.reviewed:
+        print("no pair was decided automatically: without reviewed items only mechanical rules decide (removals). "
+              "Review the queue (stereoset-eval annotate push --items …/review_items.jsonl) and pass the merge "
+              "with --reviewed; --min-precision 0 --unmeasured decide writes every suggestion as a draft.")
     removed = result.removed_table()
     print(f"\nleft out: {len(removed)} (see {out / 'removed.csv'})")
     print("\nrules (source pairs):")

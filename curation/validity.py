@@ -52,7 +52,8 @@ from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from stereoset_eval.curation.consensus import OTHER, Consensus
 from stereoset_eval.curation.lexicon.gender_association import AGE_STEREOTYPES, _forms, is_elderly_target
-from stereoset_eval.curation.negation import NEGATORS, is_negation_pair, judge_negation
+from stereoset_eval.curation.lexicon.gender_association import lexicon_hits
+from stereoset_eval.curation.negation import NEGATORS, agent_nouns, is_negation_pair, predicate_words
 from stereoset_eval.curation.validity_evidence import ValidityConfig, _spelling_fixes, associate, valence
 
 if TYPE_CHECKING:
@@ -121,6 +122,40 @@ def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus
                        f"{' '.join(words) or '(no attribute)'!r} has no gender association: no stereotype of {claimed}", ev)
     return Verdict("keep", "stereotype_validity", 0.4,
                    f"{' '.join(words)!r}: no evidence either way; the source's stereotype label is kept", ev)
+
+
+def judge_negation(text: str, claimed: str, *, consensus: Consensus | None, exclude: str,
+                   config: ValidityConfig = ValidityConfig(), mirror: bool = False) -> Verdict:
+    """The verdict on one instance of a negation perturbation (``text``: the pair's un-negated sentence).
+
+    ``mirror``: the instance is the derived one (``#l``, whose ``sent_more`` is not the source's
+    ``sent_more``). Both instances claim the plain predicate for ``claimed``. The source's own
+    instance keeps its label when there is no evidence either way (as any ``#m`` does); the
+    mirror states a second stereotype ("Men don't have dreams of spending a lot of money" is about
+    men) that only *direct* evidence for the predicate carries — a published list or the word
+    chosen as an option elsewhere (``min_chosen``); with no evidence, or context uses only, a
+    person decides.
+    """
+    words = predicate_words(text)
+    probe = words + [a for w in words for a in agent_nouns(w) if lexicon_hits(a)]
+    v = judge(probe, claimed, "m", consensus=consensus, exclude=exclude, config=config)
+    ev = {**v.evidence, "words": words, "negation_perturbation": True, "mirror": mirror}
+    no_evidence = v.rule == "stereotype_validity" and v.confidence <= 0.4
+    if no_evidence and mirror:
+        return Verdict("review", "negation_perturbation", 0.3,
+                       f"negation perturbation: the predicate {' '.join(words)!r} has no gender evidence", ev)
+    if no_evidence:
+        return Verdict("keep", "stereotype_validity", 0.4,
+                       f"negation perturbation: the predicate {' '.join(words)!r} has no gender evidence; "
+                       "the source's stereotype sentence keeps its label", ev)
+    if mirror and v.action in ("keep", "swap"):
+        a = associate(probe, consensus, exclude=exclude, config=config)
+        if a.gender is not None and a.chosen_for(a.gender) < config.min_chosen:
+            return Verdict("review", "negation_perturbation", round(min(v.confidence, 0.35), 3),
+                           f"negation perturbation: the predicate {' '.join(words)!r} is associated with "
+                           f"{a.gender} only by context uses; whether the negated mirror is a stereotype "
+                           "in its own right, a person decides", ev)
+    return Verdict(v.action, v.rule, v.confidence, "negation perturbation: " + v.reason, ev)
 
 
 def perturbed_gender(pair: Any) -> str | None:

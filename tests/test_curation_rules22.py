@@ -16,8 +16,7 @@ from stereoset_eval.curation.pairs import harmonise
 from stereoset_eval.curation.real_word_typo import find_real_word_typo, near_edit
 from stereoset_eval.curation.rules import run_rules
 from stereoset_eval.curation.spans import analyse_pair, diff_sentences
-from stereoset_eval.curation.negation import judge_negation
-from stereoset_eval.curation.validity import judge
+from stereoset_eval.curation.validity import judge, judge_negation
 from stereoset_eval.curation.validity_evidence import ValidityConfig
 
 

@@ -106,7 +106,14 @@ class _Html(HTMLParser):
 def test_html_report_sections_and_embedded_images(report, local_run):
     page = _Html()
     page.feed(local_run.paths["html"].read_text(encoding="utf-8"))
-    assert page.sections == ["provenance"] + [s["key"] for s in report["sections"]]
+    from types import SimpleNamespace
+
+    from stereoset_eval.analysis.report_layout import reading_order
+
+    # findings first, bookkeeping folded at the end, provenance last (issue 34's reading order)
+    expected = [s.key for s in reading_order(SimpleNamespace(key=s["key"]) for s in report["sections"])]
+    assert [x for x in page.sections if x] == expected + ["provenance"]
+    assert page.sections[0] == "leaderboard"
     n_figures = sum(len(s["figures"]) for s in report["sections"])
     # Table 6 scatters (where its ρ is defined: an undefined ρ is a table with the reason), Figure 2,
     # one plot per job

@@ -18,7 +18,6 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from stereoset_eval import __version__
 from stereoset_eval.curation.dimensions import DEFAULT_PRIORITY, DIMENSIONS, tag_items
 from stereoset_eval.foundation.errors import UnknownNameError
 from stereoset_eval.foundation.items import Item
@@ -272,24 +271,19 @@ def curate_items(items: Sequence[Item], *, config: CurationConfig | None = None,
     routing = {r.source_id: route(r, estimates, config.reliability) for r in records if r.source_id not in reviews}
     applied = apply_routing(records, routing, reviews)
     curated = applied.items
-    provenance = {
-        "tool": "stereoset-eval",
-        "tool_version": __version__,
-        "rules_version": RULES_VERSION,
-        "lexicon_sha256": lexicon_sha256(),
-        "config": config.to_dict(),
-        "inputs": list(inputs),
-        "out_of_scope": skipped,
-        "rule_failures": len(pairs_run.failures) + len(inst_run.failures),
-        "validity_decider": getattr(judge, "name", None) or "evidence rules",
-        "judge_settings": judge.settings() if hasattr(judge, "settings") else None,
-        "name_counterparts": name_counterparts.settings(),
-        "reviewed_inputs": list(reviewed_inputs),
-        "reviewed_items": sum(1 for r in records if r.source_id in reviews),
-        "routing": config.reliability.to_dict(),
-        "output_kind": "human-reviewed curation" if reviews and not any(
+    from stereoset_eval.foundation.provenance_records import curation_provenance
+
+    # one typed block (foundation.provenance_records: tool version, git commit, libraries), written as its dict
+    provenance = curation_provenance(
+        rules_version=RULES_VERSION, lexicon_sha256=lexicon_sha256(), config=config.to_dict(), inputs=inputs,
+        out_of_scope=skipped, rule_failures=len(pairs_run.failures) + len(inst_run.failures),
+        validity_decider=getattr(judge, "name", None) or "evidence rules",
+        judge_settings=judge.settings() if hasattr(judge, "settings") else None,
+        name_counterparts=name_counterparts.settings(), reviewed_inputs=list(reviewed_inputs),
+        reviewed_items=sum(1 for r in records if r.source_id in reviews), routing=config.reliability.to_dict(),
+        output_kind="human-reviewed curation" if reviews and not any(
             r.status == "review" for r in routing.values()) else "automatic curation",
-    }
+    ).to_dict()
     return CurationResult(
         items=curated,
         pairs=pairs,

@@ -23,7 +23,6 @@ from typing import Any, Literal, Sequence
 
 import pandas as pd
 
-from stereoset_eval import __version__
 from stereoset_eval.foundation.errors import StereosetEvalError, UnknownNameError
 from stereoset_eval.curation.dimensions import DimensionTag, with_tag
 from stereoset_eval.foundation.items import PAIR_ROLES, Edit, Flag, Item, Sentence
@@ -201,8 +200,9 @@ def merge_annotations(
         kept.append(_reviewed_item(item, winner, applied, sentences, edits, human_dimension, human, known_pitfalls,
                                    severities))
         decisions.append(row)
-    provenance = {
-        "tool": f"stereoset-eval {__version__}",
+    from stereoset_eval.foundation.provenance_records import labelstudio_merge_provenance
+
+    provenance = labelstudio_merge_provenance(**{
         "pitfall_catalogue": catalogue_fingerprint(pitfalls), "model_version": model_version(pitfalls),
         "adjudication": adjudication, "adjudication_rule": ADJUDICATION_RULES[adjudication],
         "primary_annotator": primary_annotator,
@@ -214,7 +214,7 @@ def merge_annotations(
         "annotators": list(parsed.annotators()),
         "issue_counts": parsed.issue_counts(),
         "export_items_not_in_input": sorted(set(parsed.item_ids) - input_ids),
-    }
+    }).to_dict()
     return MergeResult(
         items=tuple(kept),
         removed=_table(removed, REMOVED_COLUMNS),

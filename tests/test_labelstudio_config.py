@@ -34,7 +34,8 @@ def items():
 def test_catalogue_is_the_rule_registry(pitfalls):
     from stereoset_eval.curation.rules import JUDGEMENT_PITFALLS, RULES
 
-    assert [p.name for p in pitfalls] == list(RULES)
+    # every rule but the model judges (a judge registers itself when a run uses it; it is no checkbox)
+    assert [p.name for p in pitfalls] == [name for name, r in RULES.items() if r.stage != "judge"]
     assert {p.name for p in pitfalls if not p.automatic} == set(JUDGEMENT_PITFALLS)
     swap = [p for p in pitfalls if not p.automatic and "should be swapped" in p.description.lower()]
     assert len(swap) == 1

@@ -202,19 +202,19 @@ def merge_annotations(
         decisions.append(row)
     from stereoset_eval.foundation.provenance_records import labelstudio_merge_provenance
 
-    provenance = labelstudio_merge_provenance(**{
-        "pitfall_catalogue": catalogue_fingerprint(pitfalls), "model_version": model_version(pitfalls),
-        "adjudication": adjudication, "adjudication_rule": ADJUDICATION_RULES[adjudication],
-        "primary_annotator": primary_annotator,
-        "unreviewed": unreviewed, "unreviewed_policy": UNREVIEWED_POLICIES[unreviewed],
-        "n_input_items": len(items), "n_kept": len(kept), "n_removed": len(removed),
-        "n_edited": sum(1 for d in decisions if d["edited_roles"]),
-        "n_human_decisions": sum(1 for d in decisions if d["decision_source"] == "human"),
-        "n_disagreement_rows": len(disagreements),
-        "annotators": list(parsed.annotators()),
-        "issue_counts": parsed.issue_counts(),
-        "export_items_not_in_input": sorted(set(parsed.item_ids) - input_ids),
-    }).to_dict()
+    provenance = labelstudio_merge_provenance(
+        pitfall_catalogue=catalogue_fingerprint(pitfalls), model_version=model_version(pitfalls),
+        adjudication=adjudication, adjudication_rule=ADJUDICATION_RULES[adjudication],
+        primary_annotator=primary_annotator,
+        unreviewed=unreviewed, unreviewed_policy=UNREVIEWED_POLICIES[unreviewed],
+        n_input_items=len(items), n_kept=len(kept), n_removed=len(removed),
+        n_edited=sum(1 for d in decisions if d["edited_roles"]),
+        n_human_decisions=sum(1 for d in decisions if d["decision_source"] == "human"),
+        n_disagreement_rows=len(disagreements),
+        annotators=list(parsed.annotators()),
+        issue_counts=parsed.issue_counts(),
+        export_items_not_in_input=sorted(set(parsed.item_ids) - input_ids),
+    ).to_dict()
     return MergeResult(
         items=tuple(kept),
         removed=_table(removed, REMOVED_COLUMNS),

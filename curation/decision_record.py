@@ -17,16 +17,22 @@ routed to automatic or review, and the suggestion shown in review with its evide
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
 from stereoset_eval.foundation.items import Item
 
 COMPONENTS: tuple[str, ...] = ("item", "instance", "text", "dimension")
-def dataset_of(source: str) -> str:
-    """The curation-gold schema's dataset name of an item source (the schema's own table, inverted)."""
+@lru_cache(maxsize=None)
+def _source_datasets() -> dict[str, str]:
     from stereoset_eval.curation.gold_eval import DATASET_SOURCE
 
-    return {src: ds for ds, src in DATASET_SOURCE.items()}.get(source, source)
+    return {src: ds for ds, src in DATASET_SOURCE.items()}
+
+
+def dataset_of(source: str) -> str:
+    """The curation-gold schema's dataset name of an item source (the schema's own table, inverted once)."""
+    return _source_datasets().get(source, source)
 
 
 @dataclass(frozen=True)

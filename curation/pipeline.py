@@ -138,8 +138,9 @@ class CurationResult:
 def _listed_rules(records: Sequence[ItemRecord]) -> list[Any]:
     """The registry's rules for this run's table: every rule, and of the model judges only those it used
     (a judge registers itself once per process; another run's judge is not this run's rule)."""
-    used = {d.rule for r in records for d in r.decided}
-    return [r for r in RULES.values() if r.stage != "judge" or r.name in used]
+    from stereoset_eval.curation.rules.registry import listed_rules
+
+    return listed_rules({d.rule for r in records for d in r.decided})
 
 
 def with_reliability(summary: pd.DataFrame, records: Sequence[ItemRecord], estimates: Mapping[str, Estimate]) -> pd.DataFrame:

@@ -82,8 +82,9 @@ def default_catalogue() -> tuple[Pitfall, ...]:
         raise StereosetEvalError(f"cannot build the pitfall catalogue: stereoset_eval.curation.rules is not importable ({exc})") from exc
     # a model judge registers itself when a run uses it: it is no checkbox, and the catalogue (and its
     # fingerprint in every prediction's model_version) must not depend on what ran before in the process
-    listed = {name: r for name, r in rules.RULES.items() if getattr(r, "stage", "") != "judge"}
-    return catalogue_from_registry(listed, getattr(rules, "JUDGEMENT_PITFALLS", ()))
+    from stereoset_eval.curation.rules.registry import listed_rules
+
+    return catalogue_from_registry({r.name: r for r in listed_rules()}, getattr(rules, "JUDGEMENT_PITFALLS", ()))
 
 
 def catalogue_fingerprint(pitfalls: Iterable[Pitfall]) -> str:

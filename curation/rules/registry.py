@@ -162,6 +162,12 @@ def judge_rule(name: str, *, description: str) -> Rule:
     return RULES[key]
 
 
+def listed_rules(used: frozenset[str] | set[str] = frozenset()) -> list[Rule]:
+    """The rules a table or catalogue lists: every rule, and of the model judges only those in ``used``
+    (a judge registers itself once per process when a run uses it; another run's judge is not this one's)."""
+    return [r for r in RULES.values() if r.stage != "judge" or r.name in used]
+
+
 def get_rule(name: str) -> Rule:
     """``RULES[name]``; an unknown name lists the known ones."""
     if name not in RULES:

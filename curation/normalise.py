@@ -28,7 +28,9 @@ Every harmonised pair gets :class:`Decision` records; nothing is dropped silentl
   gender marker is a given name, which is never swapped), the swapped sentence keeps a
   gendered name (its pronouns were swapped, the name was not: "Anna's father was proud of
   him"), or (decided after the rules run on the instances, in :mod:`stereoset_eval.curation.pipeline`) an
-  edited sentence is gender-inconsistent.
+  edited sentence is gender-inconsistent. Rules 3.1 retired ``name_conflict`` and
+  ``ambiguous_name_swap`` (and ``inconsistent_gender``'s hold of a source pair): their findings are
+  attached to the kept as-is pair as evidence-only flags, they hold nothing.
 
 These statuses are the rules' *suggestions*: whether an item is decided automatically or goes to
 a person is decided afterwards, from the measured reliability of every rule on it
@@ -51,7 +53,7 @@ from stereoset_eval.curation.text import tokenize
 from stereoset_eval.foundation.items import Flag, Item, Provenance, Sentence
 from stereoset_eval.curation.pairs import INSTANCE_SEPARATOR, rehome_flags, sentence_ids
 from stereoset_eval.curation.real_word_typo import TypoFinding, apply_fix, find_real_word_typo
-from stereoset_eval.curation.rules import RULES
+from stereoset_eval.curation.rules import RULES, decides, evidence_only_flag
 from stereoset_eval.curation.spans import PairAnalysis, analyse_pair, is_group_term, is_other_group_term, term_info
 from stereoset_eval.curation.target_swap import non_target_indices
 from stereoset_eval.curation.name_policy import (
@@ -147,21 +149,27 @@ def _augment(pair: Item, analysis: PairAnalysis, side: str, *, partners: str = "
     attr = tuple(analysis.attribute_words(side))
     if not r.changed:
         names = ", ".join(n for _, n, _ in r.names_left)
+        # nothing was swapped: no pair can be built (mechanical); the names left alone are the reason
         return Decision(pair.id, inst_id, "review",
                         f"no swappable gender term outside the attribute in {role}"
                         + (f" (given names are not swapped: {names})" if names else ""),
-                        "name_left_alone" if names else "attribute_perturbation", attribute_words=attr)
+                        "name_left_alone" if names and decides("name_left_alone") else "attribute_perturbation",
+                        attribute_words=attr)
     # a possessor's name is someone else and stays by design ("Judy's male friend" / "Judy's female friend")
     gendered_names = [f"{n} ({g})" for _, n, g in r.names_left if g and not (pair.target and n.endswith("'s"))]
+    left_alone = None
     if gendered_names:
-        return Decision(pair.id, inst_id, "review",
-                        f"given name(s) {', '.join(gendered_names)} left alone in the swapped {role}; "
-                        "pronouns that refer to them would now disagree", "name_left_alone",
-                        attribute_words=attr)
+        why = (f"given name(s) {', '.join(gendered_names)} left alone in the swapped {role}; "
+               "pronouns that refer to them would now disagree")
+        if decides("name_left_alone"):
+            return Decision(pair.id, inst_id, "review", why, "name_left_alone", attribute_words=attr)
+        left_alone = evidence_only_flag("name_left_alone", inst_id, why, {"role": swap_into, "names": gendered_names})
     kept, swapped = (text, role), (r.text, role)
     more, less = (swapped, kept) if swap_into == "sent_more" else (kept, swapped)
     direction = pair.direction if side == "more" else FLIP.get(pair.direction or "stereo", "antistereo")
     flags = swap_flags(inst_id, r, swap_into)
+    if left_alone is not None:
+        flags.append(left_alone)
     if name_evidence:
         flags.append(Flag("name_swap", inst_id, "info",
                           "given name(s) swapped: " + ", ".join(f"{e['name']}->{e['counterpart']}" for e in name_evidence),
@@ -240,13 +248,16 @@ def normalise_pair(pair: Item, analysis: PairAnalysis, *, partners: str = "swap"
         if d.status == "kept":
             return [d]
     if analysis.is_pure_group_swap:
-        conflict = None if stereoset_like else name_conflict(analysis)
-        if conflict:
-            return [Decision(pair.id, pair.id, "review", "a name contradicts the swap: " + conflict, "name_conflict")]
-        ambiguous = None if stereoset_like else ambiguous_name_swap(analysis)
-        if ambiguous:
-            return [Decision(pair.id, pair.id, "review", "no clear gender swap: " + ambiguous, "ambiguous_name_swap")]
-        inst = pair.replace(flags=_load_flags(pair, pair.id))
+        cues = []  # name policies that are evidence only (retired): shown to the reviewer, not decided
+        for rule_name, check, what in (("name_conflict", name_conflict, "a name contradicts the swap: "),
+                                       ("ambiguous_name_swap", ambiguous_name_swap, "no clear gender swap: ")):
+            found = None if stereoset_like else check(analysis)
+            if not found:
+                continue
+            if decides(rule_name):
+                return [Decision(pair.id, pair.id, "review", what + found, rule_name)]
+            cues.append(evidence_only_flag(rule_name, pair.id, what + found))
+        inst = pair.replace(flags=_load_flags(pair, pair.id) + tuple(cues))
         return [Decision(pair.id, pair.id, "kept", "already a gender minimal pair", None, inst)]
     out = []
     for side in ("more", "less"):

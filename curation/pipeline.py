@@ -187,7 +187,8 @@ def _post_decisions(decisions: list[Decision], flagged: dict[str, Item]) -> list
 
     A rule whose instance effect is ``drop_instance`` removes the instance ("exact_duplicate"), one
     whose effect is ``hold`` sends it to a person ("inconsistent_gender" in an edited sentence);
-    the first by precedence decides. Every other instance is kept with its flags.
+    the first by precedence decides. A flag marked ``evidence_only`` (a retired cue, rules 3.1)
+    decides nothing. Every other instance is kept with its flags.
     """
     out = []
     for d in decisions:
@@ -195,8 +196,9 @@ def _post_decisions(decisions: list[Decision], flagged: dict[str, Item]) -> list
             out.append(d)
             continue
         inst = flagged[d.item_id]
-        fired = sorted(((RULES[f.rule], f) for f in inst.flags
-                        if f.rule in RULES and RULES[f.rule].instance_effect in ("drop_instance", "hold")),
+        fired = sorted(((RULES[f.rule], f) for f in inst.flags  # an evidence-only flag never decides
+                        if f.rule in RULES and RULES[f.rule].instance_effect in ("drop_instance", "hold")
+                        and not f.evidence.get("evidence_only")),
                        key=lambda rf: (rf[0].order, rf[0].name))
         if fired:
             r, f = fired[0]

@@ -20,14 +20,14 @@ about the other gender, and one worker's use plus negations is too weak). One ru
 * ``age_stereotype`` — the attribute is an old-age stereotype (Hummert 1990): dropped (another
   group's stereotype, not gender's).
 * ``generic_negativity`` — no association and the attribute is plainly negative (VADER valence
-  at most ``negativity``, or a negated positive word): dropped.
+  at most ``negativity``, or a negated positive word). *Retired in rules 3.1*: evidence only.
 * ``generic_positivity`` — no association and the attribute is plain praise (VADER valence at
-  least ``positivity``: "friendly", "intelligent"): dropped, the mirror of generic negativity (a
-  compliment both genders receive is no stereotype of either).
+  least ``positivity``: "friendly", "intelligent"). *Retired in rules 3.1*: evidence only.
 * ``no_gender_association`` — no association: the anti-stereotype (``#l``) instance is dropped
   (it is a contrast the worker picked, not a stereotype of the other gender); the ``#m`` instance
   keeps the source's label with a low confidence.
-* ``conflicting_association`` — both genders have strong evidence: review.
+* ``conflicting_association`` — both genders have strong evidence. *Retired in rules 3.1*:
+  evidence only.
 * ``negation_perturbation`` — the two options differ only by a negation ("Women don't know how
   to drive" / "Men know how to drive"): both instances state the *same* stereotype (the negated
   sentence of one gender says the predicate of the other), so both are judged on the shared
@@ -35,14 +35,21 @@ about the other gender, and one worker's use plus negations is too weak). One ru
   driver). Evidence for it keeps both (``#l`` as built: its ``sent_more`` is the negated
   sentence), evidence against swaps both, generic valence drops both. Rules 2.2: with no
   evidence the source's own instance (``#m``) keeps its label (as any ``#m``) and the mirror
-  (``#l``) goes to review; the mirror is kept or swapped only on direct evidence (a list, or an
-  attribute use), not on context uses alone (weak evidence never decides).
+  (``#l``) went to review (``negation_perturbation``, *retired in rules 3.1*: evidence only, the
+  mirror now keeps its label like ``#m``); context uses alone still send it to review
+  (``weak_consensus``, below).
 * ``weak_consensus`` — an association that rests on context uses only (the word merely stood in
   other stereotype sentences) neither carries an anti-stereotype (``#l``) instance nor overturns
   the source's label (a ``wrong_direction`` swap of ``#m``): review.
 
 Every kept instance carries a ``stereotype_validity`` flag with the decision's confidence
 (0–1); a confidence under ``review_below`` sends the instance to review instead.
+
+A **retired** rule (:func:`~stereoset_eval.curation.rules.decides` is False: rules 3.1 retired the
+fitted special cases the reviewed items could not support) is passed over: its cue is noted in the
+verdict's ``evidence_only`` list and attached to the instance as a flag of its name
+(``evidence_only: true``, what it would have done and why), and the next rule in the order above
+decides.
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ from stereoset_eval.curation.consensus import OTHER, Consensus
 from stereoset_eval.curation.lexicon.gender_association import AGE_STEREOTYPES, _forms, is_elderly_target
 from stereoset_eval.curation.lexicon.gender_association import lexicon_hits
 from stereoset_eval.curation.negation import NEGATORS, agent_nouns, is_negation_pair, predicate_words
+from stereoset_eval.curation.rules.registry import decides, evidence_only_flag
 from stereoset_eval.curation.validity_evidence import ValidityConfig, _spelling_fixes, associate, valence
 
 if TYPE_CHECKING:
@@ -83,14 +91,26 @@ def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus
     spelling = _spelling_fixes(words)
     words = [spelling.get(w, w) for w in words]  # "compasionate" is looked up as "compassionate"
     assoc = associate(words, consensus, exclude=exclude, config=config)
+    passed: list[dict[str, Any]] = []  # cues of rules that are evidence only (retired): shown, not decided
     ev: dict[str, Any] = {"words": words, "claimed": claimed, "female": assoc.female, "male": assoc.male,
-                          "associated": assoc.gender, "evidence": list(assoc.evidence)}
+                          "associated": assoc.gender, "evidence": list(assoc.evidence), "evidence_only": passed}
     if spelling:
         ev["spelling"] = spelling
+
+    def verdict(action: str, rule: str, confidence: float, reason: str) -> Verdict | None:
+        """The verdict of ``rule``, or None (after noting its cue) when the rule is evidence only."""
+        if decides(rule):
+            return Verdict(action, rule, confidence, reason, ev)
+        passed.append({"rule": rule, "would": action, "reason": reason})
+        return None
+
+    said = " ".join(words)
     age = [w for w in words if any(f in AGE_STEREOTYPES for f in _forms(w))]
     if age and (assoc.gender is None or elderly_target):
         why = ", the target an old person" if elderly_target else ""
-        return Verdict("drop", "age_stereotype", 0.8, f"{', '.join(age)}: old-age stereotype{why} (Hummert 1990)", ev)
+        v = verdict("drop", "age_stereotype", 0.8, f"{', '.join(age)}: old-age stereotype{why} (Hummert 1990)")
+        if v is not None:
+            return v
     if assoc.gender is not None:
         score = max(assoc.female, assoc.male)
         conf = round(min(1.0, score / (2 * config.min_score + 1e-9)), 3)
@@ -98,30 +118,40 @@ def judge(words: Sequence[str], claimed: str, side: str, *, consensus: Consensus
             # only context uses: other stereotype sentences merely contained the word ("acting" in
             # "start acting like a man"); a person decides whether it is a stereotype of anyone
             # (for #m: whether it overturns the source's label)
-            return Verdict("review", "weak_consensus", round(min(conf, 0.35), 3),
-                           f"{' '.join(words)!r} is associated with {assoc.gender} only by context uses "
-                           f"(no list, never chosen as an option): a person decides", ev)
+            v = verdict("review", "weak_consensus", round(min(conf, 0.35), 3),
+                        f"{said!r} is associated with {assoc.gender} only by context uses "
+                        f"(no list, never chosen as an option): a person decides")
+            if v is not None:
+                return v
         if assoc.gender == claimed:
             return Verdict("keep", "stereotype_validity", conf,
-                           f"{' '.join(words)!r} is associated with {claimed} ({assoc.female} f / {assoc.male} m)", ev)
+                           f"{said!r} is associated with {claimed} ({assoc.female} f / {assoc.male} m)", ev)
         return Verdict("swap", "wrong_direction", conf,
-                       f"{' '.join(words)!r} is associated with {assoc.gender}, not {claimed}: labels swapped", ev)
+                       f"{said!r} is associated with {assoc.gender}, not {claimed}: labels swapped", ev)
     if assoc.conflicting:
-        return Verdict("review", "conflicting_association", 0.3,
-                       f"{' '.join(words)!r} has evidence for both genders ({assoc.female} f / {assoc.male} m)", ev)
-    vals = [v for v in (valence(w) for w in words) if v is not None]
+        v = verdict("review", "conflicting_association", 0.3,
+                    f"{said!r} has evidence for both genders ({assoc.female} f / {assoc.male} m)")
+        if v is not None:
+            return v
+    vals = [x for x in (valence(w) for w in words) if x is not None]
     ev["valence"] = vals
     if vals and min(vals) <= config.negativity:
-        return Verdict("drop", "generic_negativity", 0.7,
-                       f"{' '.join(words)!r} is generic negativity (VADER {min(vals)}) with no gender association", ev)
+        v = verdict("drop", "generic_negativity", 0.7,
+                    f"{said!r} is generic negativity (VADER {min(vals)}) with no gender association")
+        if v is not None:
+            return v
     if vals and max(vals) >= config.positivity:
-        return Verdict("drop", "generic_positivity", 0.6,
-                       f"{' '.join(words)!r} is generic praise (VADER {max(vals)}) with no gender association", ev)
+        v = verdict("drop", "generic_positivity", 0.6,
+                    f"{said!r} is generic praise (VADER {max(vals)}) with no gender association")
+        if v is not None:
+            return v
     if side == "l":
-        return Verdict("drop", "no_gender_association", 0.6,
-                       f"{' '.join(words) or '(no attribute)'!r} has no gender association: no stereotype of {claimed}", ev)
+        v = verdict("drop", "no_gender_association", 0.6,
+                    f"{said or '(no attribute)'!r} has no gender association: no stereotype of {claimed}")
+        if v is not None:
+            return v
     return Verdict("keep", "stereotype_validity", 0.4,
-                   f"{' '.join(words)!r}: no evidence either way; the source's stereotype label is kept", ev)
+                   f"{said!r}: no evidence either way; the source's stereotype label is kept", ev)
 
 
 def judge_negation(text: str, claimed: str, *, consensus: Consensus | None, exclude: str,
@@ -141,20 +171,25 @@ def judge_negation(text: str, claimed: str, *, consensus: Consensus | None, excl
     v = judge(probe, claimed, "m", consensus=consensus, exclude=exclude, config=config)
     ev = {**v.evidence, "words": words, "negation_perturbation": True, "mirror": mirror}
     no_evidence = v.rule == "stereotype_validity" and v.confidence <= 0.4
+    passed = ev.setdefault("evidence_only", [])
+    hold = None
     if no_evidence and mirror:
-        return Verdict("review", "negation_perturbation", 0.3,
-                       f"negation perturbation: the predicate {' '.join(words)!r} has no gender evidence", ev)
+        hold = ("review", 0.3, f"negation perturbation: the predicate {' '.join(words)!r} has no gender evidence")
+    elif mirror and v.action in ("keep", "swap"):
+        a = associate(probe, consensus, exclude=exclude, config=config)
+        if a.gender is not None and a.chosen_for(a.gender) < config.min_chosen:
+            hold = ("review", round(min(v.confidence, 0.35), 3),
+                    f"negation perturbation: the predicate {' '.join(words)!r} is associated with "
+                    f"{a.gender} only by context uses; whether the negated mirror is a stereotype "
+                    "in its own right, a person decides")
+    if hold is not None:
+        if decides("negation_perturbation"):
+            return Verdict(hold[0], "negation_perturbation", hold[1], hold[2], ev)
+        passed.append({"rule": "negation_perturbation", "would": hold[0], "reason": hold[2]})
     if no_evidence:
         return Verdict("keep", "stereotype_validity", 0.4,
                        f"negation perturbation: the predicate {' '.join(words)!r} has no gender evidence; "
                        "the source's stereotype sentence keeps its label", ev)
-    if mirror and v.action in ("keep", "swap"):
-        a = associate(probe, consensus, exclude=exclude, config=config)
-        if a.gender is not None and a.chosen_for(a.gender) < config.min_chosen:
-            return Verdict("review", "negation_perturbation", round(min(v.confidence, 0.35), 3),
-                           f"negation perturbation: the predicate {' '.join(words)!r} is associated with "
-                           f"{a.gender} only by context uses; whether the negated mirror is a stereotype "
-                           "in its own right, a person decides", ev)
     return Verdict(v.action, v.rule, v.confidence, "negation perturbation: " + v.reason, ev)
 
 
@@ -215,6 +250,20 @@ class Judge(Protocol):
     def __call__(self, words: Sequence[str], claimed: str, side: str, sentences: tuple[str, str]) -> Verdict | None: ...
 
 
+#: the parts of a verdict's evidence an evidence-only flag repeats (what the reviewer needs to read the cue)
+_CUE_KEYS = ("words", "claimed", "female", "male", "associated", "valence", "spelling")
+
+
+def _with_evidence_only(inst: "Item", v: Verdict) -> "Item":
+    """``inst`` with one flag per retired rule whose cue the verdict found (evidence for the reviewer)."""
+    passed = v.evidence.get("evidence_only") or []
+    if not passed:
+        return inst
+    cue = {k: v.evidence[k] for k in _CUE_KEYS if k in v.evidence}
+    flags = tuple(evidence_only_flag(p["rule"], inst.id, p["reason"], {**cue, "would": p["would"]}) for p in passed)
+    return inst.replace(flags=tuple(inst.flags) + flags)
+
+
 def apply_validity(decisions: Sequence[Any], pairs: dict[str, Any], consensus: Consensus | None,
                    config: ValidityConfig = ValidityConfig(), *, judge_with: Judge | None = None) -> list[Any]:
     """Judge every kept attribute instance (``#m`` / ``#l``) and act on the verdict (see module doc).
@@ -269,16 +318,17 @@ def apply_validity(decisions: Sequence[Any], pairs: dict[str, Any], consensus: C
         evidence = {"rule": v.rule, "confidence": v.confidence, **v.evidence}
         if v.action == "drop":
             # the built instance travels with the drop: review shows it as the other reading
-            out.append(Decision(d.source_id, d.item_id, "removed", v.reason, judged_by or v.rule, d.instance,
-                                d.attribute_words))
+            out.append(Decision(d.source_id, d.item_id, "removed", v.reason, judged_by or v.rule,
+                                _with_evidence_only(d.instance, v), d.attribute_words))
             continue
         if v.action == "review" or v.confidence < config.review_below:
             # the instance travels to review with the suggestion, pre-filled in Label Studio
             flag = Flag("stereotype_validity", d.instance.id, "warning", "needs review: " + v.reason, evidence)
-            inst = d.instance.replace(flags=tuple(d.instance.flags) + (flag,))
+            inst = _with_evidence_only(d.instance, v)
+            inst = inst.replace(flags=tuple(inst.flags) + (flag,))
             out.append(Decision(d.source_id, d.item_id, "review", v.reason, judged_by or v.rule, inst, d.attribute_words))
             continue
-        inst = swap_labels(d.instance) if v.action == "swap" else d.instance
+        inst = _with_evidence_only(swap_labels(d.instance) if v.action == "swap" else d.instance, v)
         flags = [Flag("stereotype_validity", inst.id, "info", v.reason, evidence)]
         if v.action == "swap":
             flags.append(Flag("wrong_direction", inst.id, "warning", v.reason, evidence))

@@ -105,8 +105,16 @@ def test_source_pair_with_inconsistent_gender_goes_to_review(crows_items) -> Non
     from stereoset_eval.curation.normalise import normalise_pair
     from stereoset_eval.curation.spans import analyse_pair
 
+    """Rules 3.1 retired the hold of a source pair (inconsistent_gender is evidence there): the
+    inconsistency is still found, the pair is no longer held, and the instance carries the cue as an
+    evidence-only flag (this expectation changed from review); an *edited* sentence that disagrees
+    still holds the instance (tests/test_curation_rules.py)."""
     pair = run_rules([harmonise(next(it for it in crows_items if it.id == "crows:341"))]).items[0]
+    assert any(f.rule == "inconsistent_gender" for f in pair.flags)
     [d] = normalise_pair(pair, analyse_pair(pair))  # "Jenny, his body guard, ... she saw me"
-    assert (d.status, d.rule) == ("review", "inconsistent_gender")
+    assert d.status == "kept" and d.rule != "inconsistent_gender"
+    [inst] = run_rules([d.instance], stage="instance").items
+    cue = next(f for f in inst.flags if f.rule == "inconsistent_gender")
+    assert cue.evidence["evidence_only"] is True
     ok = run_rules([harmonise(next(it for it in crows_items if it.id == "crows:1285"))]).items[0]
     assert all(d.status == "kept" for d in normalise_pair(ok, analyse_pair(ok)))

@@ -61,23 +61,28 @@ def test_negativity_from_vader_and_negated_positives() -> None:
     assert valence("caring") > 0 and valence("workbench") is None
 
 
-@pytest.mark.parametrize(("words", "claimed", "side", "action", "rule"), [
-    (["nurturing"], "female", "m", "keep", "stereotype_validity"),
-    (["masculine"], "male", "l", "keep", "stereotype_validity"),
-    (["weak"], "male", "l", "swap", "wrong_direction"),
-    (["angry"], "female", "m", "drop", "generic_negativity"),
-    (["uncaring"], "male", "l", "drop", "generic_negativity"),
-    (["workbench"], "male", "l", "drop", "no_gender_association"),
-    (["workbench"], "male", "m", "keep", "stereotype_validity"),
-    (["intelligent"], "female", "l", "drop", "generic_positivity"),
-    (["funny"], "male", "m", "drop", "generic_positivity"),
-    (["frail"], "male", "m", "drop", "age_stereotype"),
-    (["slowly"], "male", "m", "drop", "age_stereotype"),
+@pytest.mark.parametrize(("words", "claimed", "side", "action", "rule", "cue"), [
+    (["nurturing"], "female", "m", "keep", "stereotype_validity", None),
+    (["masculine"], "male", "l", "keep", "stereotype_validity", None),
+    (["weak"], "male", "l", "swap", "wrong_direction", None),
+    # rules 3.1: generic_negativity / generic_positivity are retired (evidence only): the cue is noted and
+    # the other rules decide (a #m keeps the source's label, a #l falls to no_gender_association)
+    (["angry"], "female", "m", "keep", "stereotype_validity", "generic_negativity"),
+    (["uncaring"], "male", "l", "drop", "no_gender_association", "generic_negativity"),
+    (["workbench"], "male", "l", "drop", "no_gender_association", None),
+    (["workbench"], "male", "m", "keep", "stereotype_validity", None),
+    (["intelligent"], "female", "l", "drop", "no_gender_association", "generic_positivity"),
+    (["funny"], "male", "m", "keep", "stereotype_validity", "generic_positivity"),
+    (["frail"], "male", "m", "drop", "age_stereotype", None),
+    (["slowly"], "male", "m", "drop", "age_stereotype", None),
 ])
-def test_verdicts(consensus, words, claimed, side, action, rule) -> None:
+def test_verdicts(consensus, words, claimed, side, action, rule, cue) -> None:
+    """Each verdict and its rule; since rules 3.1 the generic-valence cases decide as the other rules
+    suggest (their expectations changed from a drop) and carry the retired rule's cue as evidence."""
     v = judge(words, claimed, side, consensus=consensus, exclude="")
     assert (v.action, v.rule) == (action, rule)
     assert 0.0 <= v.confidence <= 1.0 and v.reason and v.evidence["words"] == words
+    assert [p["rule"] for p in v.evidence["evidence_only"]] == ([cue] if cue else [])
 
 
 def test_pipeline_keeps_swaps_and_drops_real_items(result) -> None:
@@ -91,9 +96,12 @@ def test_pipeline_keeps_swaps_and_drops_real_items(result) -> None:
     swapped = decision(result, "stereoset-intra/3c32e851fe3a0bb0908ebce598a82376#m")
     assert swapped.status == "kept" and any(f.rule == "wrong_direction" for f in swapped.instance.flags)
     assert swapped.instance.text("sent_more") == "The immature schoolboy has class next week."
-    # "angry" schoolgirl (anti-stereotype of an innocent schoolgirl): generic negativity
+    # "angry" schoolgirl (anti-stereotype of an innocent schoolgirl): no gender association, dropped; since
+    # rules 3.1 generic negativity (retired) is only evidence on the dropped instance, not the deciding rule
     dropped = decision(result, "stereoset-intra/15af6c4499094469461b56ca10a397e4#l")
-    assert (dropped.status, dropped.rule) == ("removed", "generic_negativity")
+    assert (dropped.status, dropped.rule) == ("removed", "no_gender_association")
+    cue = next(f for f in dropped.instance.flags if f.rule == "generic_negativity")
+    assert cue.evidence["evidence_only"] is True and cue.evidence["would"] == "drop"
 
 
 def test_validity_off_keeps_every_instance(data_dir) -> None:

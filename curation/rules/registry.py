@@ -16,12 +16,20 @@ Every decision a curation run makes is owned by a rule registered here, whatever
 Each rule declares its ``kind`` (``mechanical``: a check of form that is right by construction;
 ``judgement``: a reading of meaning, reliable only as far as reviewed items show) and its
 ``effect``. Registering a name twice is an error, never a silent overwrite.
+
+A **retired** rule (rules 3.1, issue 31) no longer decides: its ``effect`` is ``flag`` and its
+``retired`` field says when and why (the held-out figures that could not support it). Its stage
+still finds the cue and attaches it to the instance as evidence for the reviewer (a flag of the
+rule's name, ``evidence_only: true``), then decides as the other rules suggest. :func:`decides`
+is the one test every stage applies; :func:`evidence_only` turns rules into evidence for one
+measurement (what the pipeline does without them: the held-out table's alternative).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterator, Mapping
 
 from stereoset_eval.foundation.errors import StereosetEvalError, UnknownNameError
 from stereoset_eval.foundation.items import SEVERITIES, Flag, Item
@@ -59,6 +67,10 @@ class Rule:
         order: precedence among the removals of one pair (lower decides first).
         scope: the pairs its pair ``effect`` applies to: ``all``, ``untargeted`` (pairs without a
             target term, as CrowS-Pairs') or ``targeted`` (as StereoSet's).
+        retired: empty for a rule that decides; for a retired rule (``effect`` ``flag``: evidence only)
+            the version and the reason ("3.1: held-out …"). A runner rule may keep its
+            ``instance_effect`` (``inconsistent_gender`` still holds an instance whose *edited*
+            sentence disagrees: a guard of the swap; only its hold of source pairs is retired).
     """
 
     name: str
@@ -72,6 +84,7 @@ class Rule:
     instance_effect: str = "flag"
     order: int = 100
     scope: str = "all"
+    retired: str = ""
 
     def __post_init__(self) -> None:
         for what, value, allowed in (("severity", self.severity, SEVERITIES), ("kind", self.kind, KINDS),
@@ -81,6 +94,8 @@ class Rule:
                 raise ValueError(f"rule {self.name}: {what} must be one of {allowed}, got {value!r}")
         if self.stage == "pair" and self.fn is None:
             raise ValueError(f"runner rule {self.name} needs a function")
+        if self.retired and self.effect != "flag":
+            raise ValueError(f"retired rule {self.name} no longer decides: its effect must be 'flag'")
 
     @property
     def automatic(self) -> bool:
@@ -128,7 +143,8 @@ def register(r: Rule, *, registry: dict[str, Rule] | None = None) -> Rule:
 
 def rule(name: str, *, description: str, kind: str = "mechanical", effect: str = "flag",
          instance_effect: str = "flag", severity: str = "warning", needs: tuple[str, ...] = (),
-         order: int = 100, scope: str = "all", registry: dict[str, Rule] | None = None) -> Callable[[RuleFn], Rule]:
+         order: int = 100, scope: str = "all", retired: str = "",
+         registry: dict[str, Rule] | None = None) -> Callable[[RuleFn], Rule]:
     """Decorator registering ``fn(item, ctx) -> Flag | None`` as runner rule ``name``.
 
     Inside, build flags with ``ctx.rule.flag(item, message, evidence)`` (the runner hands the
@@ -137,15 +153,19 @@ def rule(name: str, *, description: str, kind: str = "mechanical", effect: str =
     """
     def deco(fn: RuleFn) -> Rule:
         return register(Rule(name, description, kind, effect, "pair", severity, fn, needs, instance_effect, order,
-                             scope), registry=registry)
+                             scope, retired), registry=registry)
 
     return deco
 
 
 def stage_rule(name: str, *, description: str, kind: str, effect: str, stage: str, severity: str = "info",
-               needs: tuple[str, ...] = (), registry: dict[str, Rule] | None = None) -> Rule:
-    """Register a rule whose decisions a pipeline stage makes (no runner function)."""
-    return register(Rule(name, description, kind, effect, stage, severity, None, needs), registry=registry)
+               needs: tuple[str, ...] = (), retired: str = "", registry: dict[str, Rule] | None = None) -> Rule:
+    """Register a rule whose decisions a pipeline stage makes (no runner function).
+
+    ``retired``: the rule is evidence only (``effect`` must then be ``flag``); the version and why.
+    """
+    return register(Rule(name, description, kind, effect, stage, severity, None, needs, retired=retired),
+                    registry=registry)
 
 
 def judgement_pitfall(name: str, *, description: str, severity: str = "warning",
@@ -166,6 +186,36 @@ def listed_rules(used: frozenset[str] | set[str] = frozenset()) -> list[Rule]:
     """The rules a table or catalogue lists: every rule, and of the model judges only those in ``used``
     (a judge registers itself once per process when a run uses it; another run's judge is not this one's)."""
     return [r for r in RULES.values() if r.stage != "judge" or r.name in used]
+
+
+def decides(name: str) -> bool:
+    """Whether rule ``name`` makes its own (pair or stage) decision: False when it is retired, or turned
+    into evidence by :func:`evidence_only` (its stage then only attaches the cue as evidence). An
+    unknown name decides."""
+    r = RULES.get(name)
+    return r is None or r.effect != "flag"
+
+
+def evidence_only_flag(name: str, item_id: str, message: str, evidence: Mapping[str, Any] | None = None) -> Flag:
+    """The flag a stage attaches where rule ``name`` would have decided but is evidence only."""
+    r = RULES.get(name)
+    why = r.retired if r is not None and r.retired else "turned into evidence for this run"
+    return Flag(name, item_id, "info", f"evidence only ({why}): {message}",
+                {**dict(evidence or {}), "evidence_only": True})
+
+
+@contextmanager
+def evidence_only(*names: str) -> Iterator[None]:
+    """Within the block, rules ``names`` make no pair or stage decision (effect ``flag``, as a retired
+    rule; an instance effect stays): what the pipeline does without them. For measurements (the
+    held-out table's alternative); the registry is restored after."""
+    saved = {n: get_rule(n) for n in names}
+    try:
+        for n, r in saved.items():
+            RULES[n] = replace(r, effect="flag")
+        yield
+    finally:
+        RULES.update(saved)
 
 
 def get_rule(name: str) -> Rule:

@@ -14,7 +14,7 @@ from typing import Any
 from stereoset_eval.curation.gender_swap import next_words, resolve_her
 from stereoset_eval.foundation.items import DIRECTIONS, Flag, Item
 from stereoset_eval.curation.loaders.crows import CROWS_BIAS_TYPES
-from stereoset_eval.curation.rules.registry import rule
+from stereoset_eval.curation.rules.registry import decides, evidence_only_flag, rule
 from stereoset_eval.curation.spans import term_info
 from stereoset_eval.curation.text import SENTENCE_END, is_word, split_clitic, tokenize, whitespace_words
 
@@ -71,14 +71,20 @@ def gender_inconsistencies(text: str) -> list[dict[str, Any]]:
     return found
 
 
-@rule("inconsistent_gender", effect="hold", instance_effect="hold", order=55, needs=("lexicon",),
-      description="Gender disagrees within a sentence (she … himself; 'Marie … he'), in the source or after editing.")
+@rule("inconsistent_gender", instance_effect="hold", order=55, needs=("lexicon",),
+      retired="3.1: its hold of source pairs (rules 2.0): held-out 1 hold needed of 1 graded (p 0.5), too few "
+              "to support it; right 0-33 % on the expert gold's other half",
+      description="Gender disagrees within a sentence (she … himself; 'Marie … he'): after editing, the instance "
+                  "waits for a person (a guard of the swap); in the source sentences, evidence for the reviewer "
+                  "(it held the source pair before 3.1).")
 def inconsistent_gender(item: Item, ctx) -> Flag | None:
     hits = {}
-    # on a curated instance only an edited sentence is checked: a source inconsistency already held the pair
+    # on a curated instance an edited sentence that disagrees holds the instance (the edit broke it); an
+    # unedited one is the source's own inconsistency: it held the source pair until rules 3.1, and is now
+    # evidence for the reviewer only
     edited = {e.sentence_role for e in item.provenance.edits} if getattr(ctx, "stage", "pair") == "instance" else None
     for s in item.sentences:
-        if edited is not None and s.role not in edited:
+        if edited is not None and s.role not in edited and decides("inconsistent_gender"):
             continue
         found = gender_inconsistencies(s.text)
         if found:
@@ -86,7 +92,10 @@ def inconsistent_gender(item: Item, ctx) -> Flag | None:
     if not hits:
         return None
     msg = "; ".join(f"{role}: " + ", ".join("/".join(f["tokens"]) for f in fs) for role, fs in hits.items())
-    return ctx.rule.flag(item, msg, {"roles": sorted(hits), "findings": hits})
+    evidence: dict[str, Any] = {"roles": sorted(hits), "findings": hits}
+    if (edited is None or not set(hits) & edited) and not decides("inconsistent_gender"):
+        return evidence_only_flag("inconsistent_gender", item.id, "in the source sentences: " + msg, evidence)
+    return ctx.rule.flag(item, msg, evidence)
 
 
 def _shorter_than(item: Item, words: int) -> dict[str, int]:

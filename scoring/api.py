@@ -154,7 +154,9 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
                     else [spec.prepare(u, backend.tokenizer, resolved) for u in units]
         _check_lengths(spec, units, prepared, backend.tokenizer.max_length, model)
         key_options = spec.key_options(resolved)
-        keys = cache_keys(identity, spec.name, spec.version, key_options, (u.inputs for u in units))
+        # without a cache a unit's key only has to be unique within the run: no sha256 of every unit's inputs
+        keys = cache_keys(identity, spec.name, spec.version, key_options, (u.inputs for u in units)) \
+            if cache is not None else [f"unit:{i}" for i in range(len(units))]
         cached = cache.get_many(keys) if cache is not None else {}
 
         from stereoset_eval.scoring.memory import tune_allocator
@@ -214,8 +216,8 @@ def _check_items(spec: Method, items: list[Item]) -> None:
 
 
 def _check_lengths(spec: Method, units: list[UnitSpec], prepared: list[Prepared], max_length: int, model: str) -> None:
-    too_long = [(u, max(len(r) for r in p.requests)) for u, p in zip(units, prepared)
-                if p.requests and max(len(r) for r in p.requests) > max_length]
+    longest = [max([len(r.input_ids) for r in p.requests]) if p.requests else 0 for p in prepared]
+    too_long = [(u, n) for u, n in zip(units, longest) if n > max_length]
     if too_long:
         shown = ", ".join(f"{', '.join(u.sentence_ids)} ({n} tokens)" for u, n in too_long[:5])
         raise ScoringError(f"method {spec.name}: {len(too_long)} input(s) exceed the {max_length}-token limit of "

@@ -33,7 +33,7 @@ def _texts(value: Any) -> Iterator[str]:
 
 def token_count(tokenizer: Any, text: str, *, max_length: int) -> tuple[int, bool]:
     """(tokens of ``text``, whether it is a lower bound from a prefix) — bounded work per text."""
-    if len(text.encode("utf-8")) <= max_length:  # every token covers at least one byte: cannot exceed
+    if 4 * len(text) <= max_length or len(text.encode("utf-8")) <= max_length:  # every token covers a byte or more (a character at most 4): cannot exceed
         return 0, True  # (not counted: the exact check after prepare sees the real lengths)
     window = (max_length + _SLACK + 1) * _CHARS_PER_TOKEN_BOUND
     if len(text) > window:
@@ -60,7 +60,8 @@ def precheck_lengths(method: str, units: Sequence[UnitSpec], tokenizer: Any, mod
     too_long: list[tuple[UnitSpec, int, bool]] = []
     for unit in units:
         worst, bound = 0, False
-        for text in _texts(dict(unit.inputs)):
+        values = list(unit.inputs.values())
+        for text in values if all(type(v) is str for v in values) else _texts(dict(unit.inputs)):
             n, is_bound = token_count(tokenizer, text, max_length=limit)
             if n > worst:
                 worst, bound = n, is_bound

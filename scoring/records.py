@@ -115,9 +115,9 @@ def _plain_tuple(values: tuple[Any, ...] | None, kind: type) -> tuple[Any, ...] 
     """A token field as :meth:`SentenceResult.from_json` rebuilds it: a tuple of ``kind`` values."""
     if values is None:
         return None
-    if type(values) is not tuple or not all(type(v) is kind for v in values):
+    if type(values) is not tuple or (values and set(map(type, values)) != {kind}):  # map/set: C loops
         values = tuple(_plain(list(values)))
-        if not all(type(v) is kind for v in values):
+        if values and set(map(type, values)) != {kind}:
             raise _NotPlain
     return values
 

@@ -84,11 +84,10 @@ def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> P
     template1, template2 = shared_positions(ids1, ids2)
     requests = []
     for ids, template in ((ids1, template1), (ids2, template2)):
+        base = tuple(ids)
         for i in range(1, len(template) - 1):  # first/last template entries: CLS and SEP
             pos = template[i]
-            masked = list(ids)
-            masked[pos] = mask_id
-            requests.append(Request(tuple(masked), ((pos, ids[pos]),)))
+            requests.append(Request(base[:pos] + (mask_id,) + base[pos + 1:], ((pos, ids[pos]),)))
     n = max(len(template1) - 2, 0)  # no shared token: both sums are 0.0, as in metric.py
     return Prepared(requests, {"ids": (ids1, ids2), "template": (template1, template2), "n": n})
 

@@ -1,0 +1,59 @@
+"""The cheap request path of issue 35: slotted requests, an unshared request as its own row, and
+the one-gather-per-row fast paths of the scorer, each equal to the general path."""
+
+from __future__ import annotations
+
+import pytest
+
+from stereoset_eval.scoring.requests import BatchRow, Request, gather_index, merge_requests
+
+
+def test_requests_compare_and_hash_by_value_and_check_token_types():
+    a, b = Request((1, 2, 3), ((1, 7),)), Request((1, 2, 3), ((1, 7),))
+    assert a == b and hash(a) == hash(b) and len(a) == 3 and a.key == ((1, 2, 3), None)
+    assert a != Request((1, 2, 3), ((1, 8),)) and a != BatchRow((1, 2, 3), None, ((1, 7),))
+    with pytest.raises(ValueError, match="as long as input_ids"):
+        Request((1, 2, 3), ((0, 1),), (0, 0))
+    assert "input_ids=(1, 2, 3)" in repr(a)
+
+
+def test_an_unshared_request_is_its_own_row_and_shared_inputs_merge_in_request_order():
+    lone = Request((5, 6), ((0, 9),))
+    first, second = Request((1, 2, 3), ((1, 7),)), Request((1, 2, 3), ((2, 8), (1, 7)))
+    twice = Request((4, 4), ((0, 1), (0, 1)))  # a request asking one pair twice still gets it once
+    rows = merge_requests([first, lone, second, twice])
+    assert [r.input_ids for r in rows] == [(1, 2, 3), (5, 6), (4, 4)]
+    assert rows[1] is lone  # no copy
+    assert isinstance(rows[0], BatchRow) and rows[0].gather == ((1, 7), (2, 8))
+    assert rows[2].gather == ((0, 1),)
+    again = merge_requests(rows)  # rows merge again as they are (a collected launch does this)
+    assert [(r.input_ids, r.gather) for r in again] == [(r.input_ids, r.gather) for r in rows]
+
+
+def test_gather_index_fast_path_equals_the_general_one():
+    rows = [BatchRow((1, 2, 3), None, ((1, 7),)), Request((4, 5), ((0, 9),))]
+    fast = gather_index(rows)
+    assert fast == ([(0, 1), (1, 0)], [0, 1], [7, 9])
+    general = gather_index(rows + [BatchRow((6, 7), None, ((0, 1), (1, 2)))])  # two gathers: general path
+    assert general[0][:2] == fast[0] and general[1][:2] == fast[1] and general[2][:2] == fast[2]
+
+
+def test_scorer_one_gather_per_row_path_equals_the_general_path(models_dir):
+    """The same rows through the fast path (one gather each) and the general path (a second gather
+    on the last row forces it): the shared gathers agree to float32 rounding."""
+    from stereoset_eval.scoring.backends import load_backend
+    from stereoset_eval.scoring.scorers import Scorer, _split
+
+    backend = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu")
+    mask = backend.tokenizer.require_id("mask", method="test")
+    ids = tuple(backend.tokenizer.encode("The nurse said she was tired.", special=True))
+    rows = [BatchRow(ids[:p] + (mask,) + ids[p + 1:], None, ((p, ids[p]),)) for p in range(1, len(ids) - 1)]
+    scorer = Scorer(backend)
+    fast = scorer.launch(rows).result()
+    widened = rows[:-1] + [BatchRow(rows[-1].input_ids, None, rows[-1].gather + ((1, ids[1]),))]
+    general = scorer.launch(widened).result()
+    assert all(len(v) == 1 for v in fast) and len(general[-1]) == 2
+    for a, b in zip(fast, general):
+        assert a[0] == pytest.approx(b[0], abs=1e-5)
+    assert _split([1.0, 2.0, 3.0], [rows[0], widened[-1]]) == [[1.0], [2.0, 3.0]]
+    assert _split([1.0, 2.0], rows[:2]) == [[1.0], [2.0]]

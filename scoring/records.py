@@ -125,6 +125,11 @@ def _plain_tuple(values: tuple[Any, ...] | None, kind: type) -> tuple[Any, ...] 
 def _as_read_back(result: SentenceResult) -> SentenceResult:
     if type(result.score) not in (float, int) or type(result.n_tokens) is not int:
         raise _NotPlain
+    extra = result.extra
+    if (type(extra) is dict and all(type(k) is str and type(v) in _SCALARS for k, v in extra.items())
+            and _plain_tuple(result.token_ids, int) is result.token_ids
+            and _plain_tuple(result.token_logprobs, float) is result.token_logprobs):
+        return result  # already what the cache reads back (tuples of exact ints / floats, a flat dict of scalars)
     return SentenceResult(score=result.score, n_tokens=result.n_tokens,
                           token_ids=_plain_tuple(result.token_ids, int),
                           token_logprobs=_plain_tuple(result.token_logprobs, float),

@@ -138,6 +138,16 @@ class TokenizerView:
             memo[(text, special)] = tuple(ids)
         return ids
 
+    def encoded(self, text: str, *, special: bool) -> tuple[int, ...]:
+        """:meth:`encode` as a tuple, the memo's own when it holds the text (no list copy and back:
+        a request's input is a tuple)."""
+        memo = self._memo
+        if memo is not None:
+            hit = memo.get((text, special))
+            if hit is not None:
+                return hit
+        return tuple(self.encode(text, special=special))
+
     def _encode_words_direct(self, backend: Any, text: str) -> tuple[tuple[int, ...], tuple[int | None, ...], tuple[int, ...]]:
         out = _with_words(backend.encode(text, add_special_tokens=True))
         if self._memo is not None:

@@ -57,3 +57,18 @@ def test_scorer_one_gather_per_row_path_equals_the_general_path(models_dir):
         assert a[0] == pytest.approx(b[0], abs=1e-5)
     assert _split([1.0, 2.0, 3.0], [rows[0], widened[-1]]) == [[1.0], [2.0, 3.0]]
     assert _split([1.0, 2.0], rows[:2]) == [[1.0], [2.0]]
+
+
+def test_a_result_already_in_read_back_form_is_kept_and_equals_the_json_round_trip():
+    import json
+
+    from stereoset_eval.scoring.records import SentenceResult
+
+    plain = SentenceResult(score=-1.5, n_tokens=2, token_ids=(3, 4), token_logprobs=(-0.5, -1.0), extra={"w": "x"})
+    nested = SentenceResult(score=-1.5, n_tokens=2, token_ids=(3, 4), token_logprobs=(-0.5, -1.0),
+                            extra={"spans": ((1, 2),)})
+    for result in (plain, nested):
+        (fast,) = SentenceResult.through_json([result])
+        assert fast == SentenceResult.from_json(json.loads(json.dumps(result.to_json())))
+    assert SentenceResult.through_json([plain])[0] is plain  # nothing to convert: no copy
+    assert SentenceResult.through_json([nested])[0].extra == {"spans": [[1, 2]]}  # tuples become lists, as read back

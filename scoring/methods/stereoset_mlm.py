@@ -160,10 +160,12 @@ def prepare_many(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping
             raise unit_error(NAME, unit, f"the template word {word!r} encodes to no tokens")
         requests = []
         for target, context in zip(word_ids, masked):
-            ids = tok.encode(context, special=True)
-            if mask_id not in ids:
-                raise unit_error(NAME, unit, f"no mask token in the encoded input {context!r}")
-            requests.append(Request(tuple(ids), ((ids.index(mask_id), target),)))
+            ids = tok.encoded(context, special=True)
+            try:
+                first_mask = ids.index(mask_id)  # the first mask, as the reference
+            except ValueError:
+                raise unit_error(NAME, unit, f"no mask token in the encoded input {context!r}") from None
+            requests.append(Request(ids, ((first_mask, target),)))
         out.append(Prepared(requests, {"word": word, "word_ids": list(word_ids)}))
     return out
 

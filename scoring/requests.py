@@ -17,7 +17,33 @@ InputKey = tuple[tuple[int, ...], "tuple[int, ...] | None"]
 Gather = tuple[int, int]
 
 
-class Request:
+class _SlottedValue:
+    """Equality, hashing and repr by the values of ``__slots__``, in slot order (a value class
+    without a dataclass's per-instance cost; treat instances as immutable)."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    @property
+    def key(self) -> InputKey:
+        return (self.input_ids, self.token_type_ids)  # type: ignore[attr-defined]
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({shown})"
+
+
+class Request(_SlottedValue):
     """One model input and the log-probabilities to read from its output.
 
     Attributes:
@@ -41,26 +67,11 @@ class Request:
         self.gather = gather
         self.token_type_ids = token_type_ids
 
-    @property
-    def key(self) -> InputKey:
-        return (self.input_ids, self.token_type_ids)
-
     def __len__(self) -> int:
         return len(self.input_ids)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.input_ids, self.gather, self.token_type_ids) == (other.input_ids, other.gather, other.token_type_ids)  # type: ignore[attr-defined]
 
-    def __hash__(self) -> int:
-        return hash((self.input_ids, self.gather, self.token_type_ids))
-
-    def __repr__(self) -> str:
-        return f"Request(input_ids={self.input_ids!r}, gather={self.gather!r}, token_type_ids={self.token_type_ids!r})"
-
-
-class BatchRow:
+class BatchRow(_SlottedValue):
     """A deduplicated input with the union of the gathers every request asked of it (slotted, as
     :class:`Request`; treat it as immutable)."""
 
@@ -71,21 +82,6 @@ class BatchRow:
         self.input_ids = input_ids
         self.token_type_ids = token_type_ids
         self.gather = gather
-
-    @property
-    def key(self) -> InputKey:
-        return (self.input_ids, self.token_type_ids)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.input_ids, self.token_type_ids, self.gather) == (other.input_ids, other.token_type_ids, other.gather)  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((self.input_ids, self.token_type_ids, self.gather))
-
-    def __repr__(self) -> str:
-        return f"BatchRow(input_ids={self.input_ids!r}, token_type_ids={self.token_type_ids!r}, gather={self.gather!r})"
 
 
 class Done:

@@ -77,6 +77,28 @@ def crows_items(crows_csv: Path):
     return load_crows_pairs(crows_csv)
 
 
+# --- the real data curated once per session, shared read-only ------------------------------------------------------
+# ``curate_files`` with the default settings is deterministic (tests/test_curation_validity.py::
+# test_curation_is_deterministic compares a fresh run with the shared one, so a test that changed the
+# shared result would fail there); tests that only read a default curation take it from here.
+
+
+@pytest.fixture(scope="session")
+def curated_real(ids_csv: Path, crows_csv: Path):
+    """``curate_files`` on StereoSet dev (ids CSV) + CrowS-Pairs, default settings (read it, never change it)."""
+    from stereoset_eval.curation.pipeline import curate_files
+
+    return curate_files([("stereoset", ids_csv), ("crows-pairs", crows_csv)])
+
+
+@pytest.fixture(scope="session")
+def curated_stereoset(ids_csv: Path):
+    """``curate_files`` on StereoSet dev alone, default settings (read it, never change it)."""
+    from stereoset_eval.curation.pipeline import curate_files
+
+    return curate_files([("stereoset", ids_csv)])
+
+
 def load_golden(golden_dir: Path, name: str) -> dict:
     return json.loads((golden_dir / name).read_text(encoding="utf-8"))
 

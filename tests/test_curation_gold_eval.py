@@ -96,14 +96,12 @@ def test_folds_are_stable():
 
 
 @pytest.fixture(scope="module")
-def curated(data_dir):
-    from stereoset_eval.curation.pipeline import curate_files
-
+def curated(data_dir, request):
     gold_path = data_dir / "curation-gold" / "gold_dev.csv"
     if not gold_path.is_file():
         pytest.skip(f"expert gold not found at {gold_path}")
-    return curate_files([("stereoset", data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv"),
-                         ("crows-pairs", data_dir / "crows-pairs" / "crows_pairs_anonymized.csv")]), gold_path
+    # StereoSet dev + CrowS-Pairs curated with the default settings: the session's shared run (conftest.py)
+    return request.getfixturevalue("curated_real"), gold_path
 
 
 @pytest.fixture(scope="module")

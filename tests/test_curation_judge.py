@@ -26,7 +26,7 @@ def test_judge_returns_a_verdict_with_its_evidence(judge) -> None:
     assert judge([], "female", "m", ("", "")) is None
 
 
-def test_pipeline_records_the_judge_as_decider(judge, data_dir, tmp_path) -> None:
+def test_pipeline_records_the_judge_as_decider(judge, data_dir, tmp_path, curated_stereoset) -> None:
     from stereoset_eval.cli.main import main
     from stereoset_eval.curation.pipeline import curate_files
 
@@ -35,7 +35,7 @@ def test_pipeline_records_the_judge_as_decider(judge, data_dir, tmp_path) -> Non
     assert r.provenance["validity_decider"] == judge.name
     judged = [f for it in r.suggested_items() for f in it.flags if f.rule == "stereotype_validity"]
     assert judged and all(f.evidence.get("decider") == judge.name for f in judged)
-    assert curate_files([("stereoset", path)]).provenance["validity_decider"] == "evidence rules"
+    assert curated_stereoset.provenance["validity_decider"] == "evidence rules"  # no judge (conftest.py's shared run)
     out = tmp_path / "v"
     assert main(["curate", "--benchmark", "stereoset", "--data", str(path), "--output", str(out),
                  "--judge-model", judge.model_id]) == 0

@@ -33,10 +33,8 @@ def test_short_template_removes_bare_templates(stereoset_items) -> None:
     assert "short_template" not in fired(five)
 
 
-def test_short_template_item_is_removed_by_the_pipeline(data_dir) -> None:
-    from stereoset_eval.curation.pipeline import curate_files
-
-    r = curate_files([("stereoset", data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv")])
+def test_short_template_item_is_removed_by_the_pipeline(curated_stereoset) -> None:
+    r = curated_stereoset  # StereoSet dev, default settings: the session's shared run (conftest.py)
     d = next(d for d in r.decisions if d.source_id == "stereoset-intra/0f6a8b9cb19a45b66f91093a0cad0129")
     assert (d.status, d.rule) == ("removed", "short_template")
 

@@ -62,12 +62,11 @@ def test_evidence_only_turns_a_rule_off_for_one_block_and_restores_the_registry(
 # --- a retired rule no longer decides, on the real data --------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def run(ids_csv, crows_csv, tmp_path_factory):
+def run(curated_real, tmp_path_factory):
     from stereoset_eval.curation.card import dataset_card
     from stereoset_eval.curation.export import write_curation
-    from stereoset_eval.curation.pipeline import curate_files
 
-    result = curate_files([("stereoset", ids_csv), ("crows-pairs", crows_csv)])
+    result = curated_real  # StereoSet dev + CrowS-Pairs, default settings: the session's shared run (conftest.py)
     out = tmp_path_factory.mktemp("retired") / "out"
     write_curation(result, out, card=dataset_card(result, version="t"))
     return result, out

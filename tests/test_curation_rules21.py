@@ -59,10 +59,8 @@ def test_source_pair_names_are_the_counterpart(crows_items) -> None:
     assert pair_name_map(b) == {"lisa": "William", "william": "Lisa"}
 
 
-def test_stereoset_swaps_a_name_only_as_the_target(data_dir) -> None:
-    from stereoset_eval.curation.pipeline import curate_files
-
-    r = curate_files([("stereoset", data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv")])
+def test_stereoset_swaps_a_name_only_as_the_target(curated_stereoset) -> None:
+    r = curated_stereoset  # StereoSet dev, default settings: the session's shared run (conftest.py)
     kept = {d.item_id: d.instance for d in r.decisions if d.status == "kept" and d.instance is not None}
     little = kept["stereoset-intra/1b54f758a99ed77615e3c6c3c6d97edc#m"]  # "Little timmy dresses himself …"
     assert little.text("sent_less").startswith("Little Tammy dresses herself")

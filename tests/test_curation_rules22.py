@@ -26,11 +26,8 @@ def consensus(stereoset_items, crows_items):
 
 
 @pytest.fixture(scope="module")
-def curated(data_dir):
-    from stereoset_eval.curation.pipeline import curate_files
-
-    r = curate_files([("stereoset", data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv"),
-                      ("crows-pairs", data_dir / "crows-pairs" / "crows_pairs_anonymized.csv")])
+def curated(curated_real):
+    r = curated_real  # StereoSet dev + CrowS-Pairs, default settings: the session's shared run (conftest.py)
     return r, {d.item_id: d for d in r.decisions}
 
 

@@ -20,11 +20,10 @@ def consensus(stereoset_items, crows_items):
 
 
 @pytest.fixture(scope="module")
-def result(data_dir):
-    from stereoset_eval.curation.pipeline import curate_files
-
-    return curate_files([("stereoset", data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv"),
-                         ("crows-pairs", data_dir / "crows-pairs" / "crows_pairs_anonymized.csv")])
+def result(curated_real):
+    """StereoSet dev + CrowS-Pairs curated with the default settings: the session's shared run (conftest.py);
+    test_curation_is_deterministic compares it with a fresh run."""
+    return curated_real
 
 
 def decision(result, item_id: str):
@@ -104,12 +103,12 @@ def test_pipeline_keeps_swaps_and_drops_real_items(result) -> None:
     assert cue.evidence["evidence_only"] is True and cue.evidence["would"] == "drop"
 
 
-def test_validity_off_keeps_every_instance(data_dir) -> None:
+def test_validity_off_keeps_every_instance(data_dir, curated_stereoset) -> None:
     from stereoset_eval.curation.pipeline import CurationConfig, curate_files
 
     path = data_dir / "stereoset" / "stereoset_dev_ids_ptbr_llm.csv"
     off = curate_files([("stereoset", path)], config=CurationConfig(validity=ValidityConfig(enabled=False)))
-    on = curate_files([("stereoset", path)])
+    on = curated_stereoset  # the same file with the default settings (validity on): the session's shared run
     assert len(off.suggested_items()) > len(on.suggested_items()) + 50
     assert on.provenance["config"]["validity"]["enabled"] is True
     assert off.provenance["config"]["validity"]["enabled"] is False

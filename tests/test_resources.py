@@ -6,7 +6,8 @@ mark (``VmHWM``). ``stereoset_eval.scoring_peak_mb`` is that peak above the resi
 scoring (forward passes plus the per-request bookkeeping); ``peak_rss_mb`` is the process's
 whole high-water mark (``ru_maxrss``, model load included), what a scheduler sees.
 
-The tests score 4x more items under the same ``batch_tokens`` and check that the scoring peak
+The tests score 4x more items under the same ``batch_tokens`` (the two sizes in two processes
+side by side: each reads only its own high-water mark) and check that the scoring peak
 grows by no more than the per-sentence bookkeeping (the planned requests' token ids, the
 records with their per-token log-probabilities: well under 32 KB a sentence). Forward-pass
 memory is set by ``batch_tokens`` by construction (``stereoset_eval.scoring.requests.plan_batches``); what
@@ -26,7 +27,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -70,18 +71,35 @@ print(json.dumps({
 """
 
 
-def measure(model: str | Path, method: str, benchmark: str, data: Path, *, n_items: int, batch_tokens: int,
-            task: str | None = None, threads: int = 1) -> dict[str, Any]:
+def _start_measure(model: str | Path, method: str, benchmark: str, data: Path, *, n_items: int, batch_tokens: int,
+                   task: str | None = None, threads: int = 1) -> Callable[[], dict[str, Any]]:
+    """Start one measurement in its own process; the returned call waits for it and gives its figures."""
     if not Path("/proc/self/clear_refs").exists():
         pytest.skip("needs Linux /proc/self/clear_refs to reset the RSS high-water mark")
     spec = {"model": str(model), "method": method, "benchmark": benchmark, "data": str(data), "task": task,
             "n_items": n_items, "batch_tokens": batch_tokens, "threads": threads}
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": str(threads), "TOKENIZERS_PARALLELISM": "false"}
-    done = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(spec)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return {**json.loads(done.stdout.strip().splitlines()[-1]), "model": Path(model).name, "method": method,
-            "batch_tokens": batch_tokens}
+    proc = subprocess.Popen([sys.executable, "-c", _MEASURE, json.dumps(spec)], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def result() -> dict[str, Any]:
+        try:
+            stdout, stderr = proc.communicate(timeout=900)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
+        assert proc.returncode == 0, stderr[-3000:]
+        return {**json.loads(stdout.strip().splitlines()[-1]), "model": Path(model).name, "method": method,
+                "batch_tokens": batch_tokens}
+
+    return result
+
+
+def measure(model: str | Path, method: str, benchmark: str, data: Path, *, n_items: int, batch_tokens: int,
+            task: str | None = None, threads: int = 1) -> dict[str, Any]:
+    return _start_measure(model, method, benchmark, data, n_items=n_items, batch_tokens=batch_tokens, task=task,
+                          threads=threads)()
 
 
 FIXTURE_RUNS = [
@@ -98,8 +116,11 @@ FIXTURE_RUNS = [
 def test_scoring_memory_does_not_grow_with_the_dataset(run, models_dir, data_dir):
     model, method, benchmark, data, task, n_small, n_large, budget = run
     path, file = models_dir / model, data_dir / data
-    small = measure(path, method, benchmark, file, n_items=n_small, batch_tokens=budget, task=task)
-    large = measure(path, method, benchmark, file, n_items=n_large, batch_tokens=budget, task=task)
+    # the two sizes run side by side (one torch thread each): each figure is its own process's
+    # high-water mark (VmHWM), which another process cannot move
+    pending = [_start_measure(path, method, benchmark, file, n_items=n, batch_tokens=budget, task=task)
+               for n in (n_small, n_large)]
+    small, large = [wait() for wait in pending]
     extra = large["n_sentences"] - small["n_sentences"]
     allowed = extra * BOOKKEEPING_KB_PER_SENTENCE / 1024 + SLACK_MB
     growth = large["scoring_peak_mb"] - small["scoring_peak_mb"]

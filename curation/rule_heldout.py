@@ -241,7 +241,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     extra=() if args.rules is not None else ("inconsistent_gender",))
     print(markdown(table))
     if args.write:
-        table.to_csv(args.write, index=False, lineterminator="\n")
+        from stereoset_eval.foundation.atomic import atomic_path
+
+        with atomic_path(args.write, suffix=".csv") as tmp:  # a reader never sees half a table
+            table.to_csv(tmp, index=False, lineterminator="\n")
     return 0
 
 

@@ -128,9 +128,9 @@ def merge_requests(requests: Iterable[Request | BatchRow]) -> list[BatchRow]:
     for key, first in firsts.items():
         if key in merged:
             out.append(BatchRow(key[0], key[1], tuple(merged[key])))
-        elif isinstance(first, BatchRow) or len(set(first.gather)) < len(first.gather):
+        elif len(set(first.gather)) < len(first.gather):  # one request asking a pair twice: the pair once
             out.append(BatchRow(key[0], key[1], tuple(dict.fromkeys(first.gather))))
-        else:  # an input only one request asks for is its own row (no copy: 60,525 rows for pll over CrowS-Pairs)
+        else:  # an input only one request (or row) asks for is its own row (no copy: 60,525 rows for pll over CrowS-Pairs)
             out.append(cast(BatchRow, first))
     return out
 
@@ -142,9 +142,6 @@ def gather_index(rows: Sequence[BatchRow]) -> tuple[list[tuple[int, int]], list[
     >>> gather_index([BatchRow((1, 2, 3), None, ((1, 7), (1, 8))), BatchRow((4, 5), None, ((0, 9),))])
     ([(0, 1), (1, 0)], [0, 0, 1], [7, 8, 9])
     """
-    if all(len(row.gather) == 1 for row in rows):  # one gather per row (pll, crows-nangia, stereoset-mlm)
-        firsts = [row.gather[0] for row in rows]
-        return [(b, pos) for b, (pos, _) in enumerate(firsts)], list(range(len(rows))), [t for _, t in firsts]
     pairs: dict[tuple[int, int], int] = {}
     g_pair: list[int] = []
     g_target: list[int] = []

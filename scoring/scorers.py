@@ -110,21 +110,23 @@ class Scorer:
         with self.torch.inference_mode():
             if self.backend.kind == "nsp":
                 return Done(self._run_nsp(rows))
-            return OnDevice(self._run_lm(rows), rows)
+            single = all(len(r.gather) == 1 for r in rows)  # one gather per row (pll, crows-nangia, stereoset-mlm)
+            return OnDevice(self._run_lm(rows, single), rows, single)
 
     def _run_nsp(self, rows: Sequence[BatchRow]) -> list[list[float]]:
         logits = self.backend.model(**self._inputs(rows)).logits.float()
         logp = self.torch.log_softmax(logits, dim=-1).cpu()
         return [[float(logp[b, target]) for _, target in row.gather] for b, row in enumerate(rows)]
 
-    def _run_lm(self, rows: Sequence[BatchRow]) -> Any:
-        """Every row's gathers, in row order, as one float32 tensor on the device."""
+    def _run_lm(self, rows: Sequence[BatchRow], single: bool) -> Any:
+        """Every row's gathers, in row order, as one float32 tensor on the device (``single``: every
+        row has one gather, so the gather arrays are built at once)."""
         torch = self.torch
         import numpy as np
 
         dev = self.backend.device
         n = len(rows)
-        if all(len(r.gather) == 1 for r in rows):  # one gather per row (pll, crows-nangia, stereoset-mlm): arrays at once
+        if single:
             first = np.fromiter(itertools.chain.from_iterable(r.gather[0] for r in rows), dtype=np.int64,
                                 count=2 * n).reshape(n, 2)
             order: np.ndarray = np.arange(n, dtype=np.int64)
@@ -162,22 +164,22 @@ class Scorer:
 
 
 class OnDevice:
-    """A language-model batch whose values are still on the device (:meth:`Scorer.launch`)."""
+    """A language-model batch whose values are still on the device (:meth:`Scorer.launch`);
+    ``single``: every row has one gather (its value alone is the row's list)."""
 
-    __slots__ = ("_values", "_rows")
+    __slots__ = ("_values", "_rows", "_single")
 
-    def __init__(self, values: Any, rows: Sequence[BatchRow]) -> None:
-        self._values, self._rows = values, rows
+    def __init__(self, values: Any, rows: Sequence[BatchRow], single: bool = False) -> None:
+        self._values, self._rows, self._single = values, rows, single
 
     def result(self) -> list[list[float]]:
         """Per row, its gathers' log-probabilities (copies the values to the host: on CUDA this waits)."""
-        return _split(self._values.cpu().tolist(), self._rows)
+        flat = self._values.cpu().tolist()
+        return [[v] for v in flat] if self._single else _split(flat, self._rows)
 
 
 def _split(flat: list[float], rows: Sequence[BatchRow]) -> list[list[float]]:
     """``flat`` (every row's gathers, in order) cut into one list per row."""
-    if len(flat) == len(rows) and all(len(row.gather) == 1 for row in rows):  # one gather per row, the common case
-        return [[v] for v in flat]
     out, k = [], 0
     for row in rows:
         n = len(row.gather)

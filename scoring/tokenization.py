@@ -119,6 +119,11 @@ class TokenizerView:
         return backend
 
     def encode(self, text: str, *, special: bool) -> list[int]:
+        return list(self.encoded(text, special=special))
+
+    def encoded(self, text: str, *, special: bool) -> tuple[int, ...]:
+        """:meth:`encode` as a tuple: the memo's own when it holds the text (no list copy and back
+        where a request's input, a tuple, is built from it)."""
         memo = self._memo
         if memo is not None:
             hit = memo.get((text, special))
@@ -126,27 +131,17 @@ class TokenizerView:
                 words = memo.get((text, "words"))
                 hit = words[0] if words is not None else None
             if hit is not None:
-                return list(hit)
+                return tuple(hit)
         backend = self.direct_backend()
         if backend is not None:
             if memo is not None and special:  # one Rust call serves encode and encode_with_words
-                return list(self._encode_words_direct(backend, text)[0])
-            ids = list(backend.encode(text, add_special_tokens=special).ids)
+                return tuple(self._encode_words_direct(backend, text)[0])
+            ids = tuple(backend.encode(text, add_special_tokens=special).ids)
         else:
-            ids = list(self.tokenizer.encode(text, add_special_tokens=special))
+            ids = tuple(self.tokenizer.encode(text, add_special_tokens=special))
         if memo is not None:
-            memo[(text, special)] = tuple(ids)
+            memo[(text, special)] = ids
         return ids
-
-    def encoded(self, text: str, *, special: bool) -> tuple[int, ...]:
-        """:meth:`encode` as a tuple, the memo's own when it holds the text (no list copy and back:
-        a request's input is a tuple)."""
-        memo = self._memo
-        if memo is not None:
-            hit = memo.get((text, special))
-            if hit is not None:
-                return hit
-        return tuple(self.encode(text, special=special))
 
     def _encode_words_direct(self, backend: Any, text: str) -> tuple[tuple[int, ...], tuple[int | None, ...], tuple[int, ...]]:
         out = _with_words(backend.encode(text, add_special_tokens=True))

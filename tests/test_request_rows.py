@@ -30,17 +30,17 @@ def test_an_unshared_request_is_its_own_row_and_shared_inputs_merge_in_request_o
     assert [(r.input_ids, r.gather) for r in again] == [(r.input_ids, r.gather) for r in rows]
 
 
-def test_gather_index_fast_path_equals_the_general_one():
+def test_gather_index_reads_each_row_position_once_over_requests_and_rows():
     rows = [BatchRow((1, 2, 3), None, ((1, 7),)), Request((4, 5), ((0, 9),))]
-    fast = gather_index(rows)
-    assert fast == ([(0, 1), (1, 0)], [0, 1], [7, 9])
-    general = gather_index(rows + [BatchRow((6, 7), None, ((0, 1), (1, 2)))])  # two gathers: general path
-    assert general[0][:2] == fast[0] and general[1][:2] == fast[1] and general[2][:2] == fast[2]
+    assert gather_index(rows) == ([(0, 1), (1, 0)], [0, 1], [7, 9])
+    wide = rows + [BatchRow((6, 7), None, ((0, 1), (1, 2), (0, 3)))]  # row 2: two positions, one read twice
+    assert gather_index(wide) == ([(0, 1), (1, 0), (2, 0), (2, 1)], [0, 1, 2, 3, 2], [7, 9, 1, 2, 3])
 
 
 def test_scorer_one_gather_per_row_path_equals_the_general_path(models_dir):
     """The same rows through the fast path (one gather each) and the general path (a second gather
-    on the last row forces it): the shared gathers agree to float32 rounding."""
+    on the last row forces it): the shared gathers agree to float32 rounding, and the handles split
+    their values one list per row either way."""
     from stereoset_eval.scoring.backends import load_backend
     from stereoset_eval.scoring.scorers import Scorer, _split
 

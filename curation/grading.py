@@ -23,7 +23,8 @@ def _loose(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(text.lower()))
 
 
-def _same_direction(ours: Any, slot: str, review: Review) -> bool:
+def same_direction(ours: Any, slot: str, review: Review) -> bool:
+    """Whether our instance ``ours`` reads slot ``slot`` in the person's direction (not crossed)."""
     g = review.instances[slot]
     om, ol, gm, gl = (_loose(ours.text("sent_more")), _loose(ours.text("sent_less")), _loose(g.sent_more),
                       _loose(g.sent_less))
@@ -50,6 +51,12 @@ def swap_diff(more: str, less: str) -> tuple[tuple[str, str], ...]:
     return tuple((" ".join(a[i1:i2]), " ".join(b[j1:j2])) for tag, i1, i2, j1, j2 in ops if tag != "equal")
 
 
+def same_swap(ours: Any, slot: str, review: Review) -> bool:
+    """Whether our instance ``ours`` swaps the same words as the person's instance ``slot`` (:func:`swap_diff`)."""
+    g = review.instances[slot]
+    return swap_diff(ours.text("sent_more"), ours.text("sent_less")) == swap_diff(g.sent_more, g.sent_less)
+
+
 def grade(d: Decided, record: ItemRecord, review: Review) -> bool | None:
     """Whether decision ``d`` agrees with the person's ``review`` (None: not gradable)."""
     if d.action == "hold":
@@ -63,14 +70,14 @@ def grade(d: Decided, record: ItemRecord, review: Review) -> bool | None:
         if not gk:
             return False
         ours = record.kept.get(d.slot)
-        return True if ours is None else _same_direction(ours, d.slot, review)
+        return True if ours is None else same_direction(ours, d.slot, review)
     ours = record.kept.get(d.slot)
     if not gk or ours is None:
         return None
     g = review.instances[d.slot]
     if d.component == "text":
         if d.rule in SWAP_RULES:  # the swap itself: the words that differ between the two sentences
-            return swap_diff(ours.text("sent_more"), ours.text("sent_less")) == swap_diff(g.sent_more, g.sent_less)
+            return same_swap(ours, d.slot, review)
         return (ours.text("sent_more").strip(), ours.text("sent_less").strip()) == (g.sent_more.strip(), g.sent_less.strip())
     if d.component == "dimension":
         return d.action == g.dimension

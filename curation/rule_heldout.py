@@ -35,7 +35,7 @@ import pandas as pd
 
 from stereoset_eval.curation.cross_fit import fold_of
 from stereoset_eval.curation.decision_record import ItemRecord
-from stereoset_eval.curation.grading import _same_direction, grade, swap_diff
+from stereoset_eval.curation.grading import grade, same_direction, same_swap
 from stereoset_eval.curation.reliability import ReliabilityConfig, estimate, kind_of
 from stereoset_eval.curation.reviewed import Review
 
@@ -53,9 +53,7 @@ def _slot_agrees(record: ItemRecord, slot: str, review: Review) -> bool:
     gold_keeps = review.kept_slot(slot) is not None
     if ours is None or not gold_keeps:
         return ours is None and not gold_keeps
-    g = review.instances[slot]
-    return _same_direction(ours, slot, review) and swap_diff(ours.text("sent_more"), ours.text("sent_less")) == \
-        swap_diff(g.sent_more, g.sent_less)
+    return same_direction(ours, slot, review) and same_swap(ours, slot, review)
 
 
 def unit_agrees(record: ItemRecord, slot: str, review: Review) -> bool | None:
@@ -78,11 +76,13 @@ def unit_agrees(record: ItemRecord, slot: str, review: Review) -> bool | None:
 
 
 def _sign_test(wins: int, losses: int) -> float:
-    """One-sided exact sign test: P(at least ``wins`` of ``wins + losses`` under p = 1/2)."""
+    """One-sided exact sign test: P(at least ``wins`` of ``wins + losses`` under p = 1/2) (scipy's binomial test)."""
+    from scipy.stats import binomtest
+
     n = wins + losses
     if n == 0:
         return 1.0
-    return round(sum(math.comb(n, i) for i in range(wins, n + 1)) / 2 ** n, 4)
+    return round(float(binomtest(wins, n, 0.5, alternative="greater").pvalue), 4)
 
 
 def held_out_rule_table(records: Sequence[ItemRecord], gold: Mapping[str, Review], *, k: int = 5,

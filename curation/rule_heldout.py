@@ -248,5 +248,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _cli(argv: Sequence[str] | None = None) -> int:
+    """:func:`main` behind the project's error boundary: a bad input is one ``error:`` line, exit 2."""
+    import sys
+
+    from stereoset_eval.foundation.errors import StereosetEvalError
+
+    try:
+        return main(argv)
+    except (StereosetEvalError, OSError) as exc:
+        where = f"{exc.filename}: " if isinstance(exc, OSError) and exc.filename else ""
+        text = f"{where}{exc.strerror}" if isinstance(exc, OSError) and exc.strerror else str(exc)
+        print(f"error: {text}", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(_cli())

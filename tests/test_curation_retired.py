@@ -181,3 +181,20 @@ def test_measure_runs_the_pipeline_once_per_rule_with_it_as_evidence(crows_csv):
     row = table.set_index("rule").loc["no_gender_association"]
     assert calls == ["drop_instance", "flag"] and RULES["no_gender_association"].effect == "drop_instance"
     assert row["agree"] == 0 and row["alt_agreement"] > 0.5 and not row["supported"]
+
+
+def test_held_out_command_ends_a_bad_input_in_one_error_line(tmp_path):
+    """``python -m stereoset_eval.curation.rule_heldout`` with a missing data file: one ``error:`` line
+    naming it, exit 2, no traceback."""
+    import subprocess
+    import sys
+
+    gold = tmp_path / "gold.csv"
+    gold.write_text("dataset,source_id,decision\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "stereoset_eval.curation.rule_heldout", "--benchmark", "crows-pairs",
+                           "--data", str(tmp_path / "missing.csv"), "--gold", str(gold)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "missing.csv" in lines[0], done.stderr
+    assert "Traceback" not in done.stderr

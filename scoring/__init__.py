@@ -14,7 +14,8 @@ registry work without it):
 * :mod:`stereoset_eval.scoring.fake` — deterministic fake models (``fake:masked``, ``fake:causal``) for tests.
 * :mod:`stereoset_eval.scoring.scorers` — batched forward passes (masked LM, causal LM, NSP head).
 * :mod:`stereoset_eval.scoring.requests` / :mod:`stereoset_eval.scoring.engine` — deduplication, length bucketing under a
-  token budget, cache-aware execution.
+  token budget, cache-aware execution; :mod:`stereoset_eval.scoring.copies` / :mod:`stereoset_eval.scoring.engine_rows` —
+  the masked-LM methods' copies as arrays (one request per sentence, int codes, numpy-built batches).
 * :mod:`stereoset_eval.scoring.cache` — the SQLite result cache (WAL, one commit per batch).
 * :mod:`stereoset_eval.scoring.export` — score files, provenance and StereoSet predictions files.
 """

@@ -176,14 +176,15 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
             Scorer(backend, last_layer_at_scored=settings.last_layer == "scored")
         run_stats = RunStats()
         overhead_tokens = batch_overhead_tokens(backend.device.type, model_width(backend))
-        positions = shared.positions((json.dumps(identity, sort_keys=True), backend.kind, scorer.last_layer)) \
-            if sharing else None
+        model_key = (json.dumps(identity, sort_keys=True), backend.kind, scorer.last_layer)
+        positions = shared.positions(model_key) if sharing else None
         with exact_float32(backend):  # fp32 means IEEE float32 on CUDA too (no TF32), as the references ran
             results = execute(spec, units, prepared, keys, resolved, scorer.launch, batch_tokens=settings.batch_tokens,
                               cached=cached, commit=commit, progress=progress,
                               overhead_tokens=overhead_tokens,
                               shared=positions, stats=run_stats,
-                              overlap=scorer.asynchronous)  # CUDA: host work runs while the device computes
+                              overlap=scorer.asynchronous,  # CUDA: host work runs while the device computes
+                              copy_table=shared.copy_table(model_key) if sharing else None)
         shared.rows_computed += run_stats.rows_computed
         shared.rows_reused += run_stats.rows_reused
     finally:
@@ -216,8 +217,7 @@ def _check_items(spec: Method, items: list[Item]) -> None:
 
 
 def _check_lengths(spec: Method, units: list[UnitSpec], prepared: list[Prepared], max_length: int, model: str) -> None:
-    longest = [max([len(r.input_ids) for r in p.requests]) if p.requests else 0 for p in prepared]
-    too_long = [(u, n) for u, n in zip(units, longest) if n > max_length]
+    too_long = [(u, p.longest) for u, p in zip(units, prepared) if p.longest > max_length]
     if too_long:
         shown = ", ".join(f"{', '.join(u.sentence_ids)} ({n} tokens)" for u, n in too_long[:5])
         raise ScoringError(f"method {spec.name}: {len(too_long)} input(s) exceed the {max_length}-token limit of "

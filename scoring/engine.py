@@ -31,11 +31,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
+from stereoset_eval.scoring.copies import CopyTable
+from stereoset_eval.scoring.engine_rows import CopyRows, RequestRows
 from stereoset_eval.scoring.methods.base import Method, Prepared, UnitSpec
 from stereoset_eval.scoring.records import SentenceResult
-from stereoset_eval.scoring.requests import (
-    BATCH_OVERHEAD_TOKENS, BatchRow, InputKey, merge_requests, padded_cost, plan_batches, plan_groups,
-)
+from stereoset_eval.scoring.requests import BATCH_OVERHEAD_TOKENS, BatchRow, padded_cost
 
 LaunchBatch = Callable[[Sequence[BatchRow]], "Launched"]  # a scorer's ``launch``
 Commit = Callable[[dict[str, list[SentenceResult]]], None]  # key -> results (the cache stores to_json())
@@ -135,14 +135,18 @@ def _collect_young() -> None:
         gc.collect(1)
 
 
+Space = RequestRows | CopyRows  # the form of the rows (engine_rows)
+
+
 @dataclass
 class _Group:
-    """One commit group on its way: its units, the values read so far (input key -> the row's
-    gathers and their log p) and the keys of its rows that run in a batch (the others were reused)."""
+    """One commit group on its way: its units, the values read so far (a row's key -> what its
+    gathers read, :mod:`~stereoset_eval.scoring.engine_rows`) and the keys of its rows that run in a
+    batch (the others were reused)."""
 
     todo: list[int]
-    values: dict[Any, tuple[tuple[tuple[int, int], ...], list[float]]] = field(default_factory=dict)
-    to_run: list[InputKey] = field(default_factory=list)
+    values: dict[Any, Any] = field(default_factory=dict)
+    to_run: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -150,32 +154,33 @@ class _Launch:
     """Groups whose rows run in the same batches and those batches once launched (emptied once
     read back): one group and its rows (:meth:`of`), or small groups collected by :meth:`add`."""
 
+    space: Space
     groups: list[_Group] = field(default_factory=list)
-    rows: list[BatchRow] = field(default_factory=list)  # one group's rows as merged, or the collected groups'
-    collected: bool = False  # rows of small groups (:meth:`add`): merged when the launch starts
+    rows: Any = None  # one group's rows as merged (:meth:`of`)
+    parts: list[Any] = field(default_factory=list)  # the collected groups' rows (:meth:`add`): joined when it starts
     launched: list[tuple[Sequence[BatchRow], Launched]] = field(default_factory=list)
 
     @classmethod
-    def of(cls, group: _Group, rows: list[BatchRow]) -> "_Launch":
-        return cls([group], rows)
+    def of(cls, space: Space, group: _Group, rows: Any) -> "_Launch":
+        return cls(space, [group], rows)
 
-    def add(self, group: _Group, rows: Sequence[BatchRow]) -> None:
+    def add(self, group: _Group, rows: Any) -> None:
         """Collect a small group: its rows join the others' (an input two groups need runs once)."""
         self.groups.append(group)
-        self.collected = True
-        group.to_run += [row.key for row in rows]
-        self.rows += rows
+        group.to_run += self.space.keys(rows)
+        self.parts.append(rows)
 
-    def batch_rows(self) -> list[BatchRow]:
-        return merge_requests(self.rows) if self.collected else self.rows
+    def batch_rows(self) -> Any:
+        return self.space.join(self.parts) if self.parts else self.rows
 
-    def keys(self) -> set[InputKey]:
-        return {row.key for row in self.rows}
+    def keys(self) -> set[Any]:
+        return {k for part in (self.parts if self.parts else [self.rows]) for k in self.space.keys(part)}
 
-    def cost_with(self, rows: Sequence[BatchRow]) -> int:
+    def cost_with(self, rows: Any) -> int:
         """Padded tokens of one batch of the collected rows and ``rows``."""
-        keys = self.keys() | {r.key for r in rows}
-        return padded_cost(len(keys), max((len(k[0]) for k in keys), default=0))
+        keys = self.keys() | set(self.space.keys(rows))
+        longest = max([self.space.longest(part) for part in self.parts] + [self.space.longest(rows)])
+        return padded_cost(len(keys), longest)
 
 
 def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepared], keys: Sequence[str],
@@ -183,7 +188,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             cached: Mapping[str, list[Mapping[str, Any]]], commit: Commit | None = None,
             progress: bool = False, overhead_tokens: int = BATCH_OVERHEAD_TOKENS,
             shared: dict[Any, float] | None = None, stats: RunStats | None = None,
-            overlap: bool = False) -> list[list[SentenceResult]]:
+            overlap: bool = False, copy_table: CopyTable | None = None) -> list[list[SentenceResult]]:
     """Results for every unit (cached or computed), in unit order.
 
     Args:
@@ -212,9 +217,17 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             batches, the values and the commits (and their order) are the same as without it; an
             interruption loses at most the group being launched, as without it (every group
             launched in full is read back and committed before the error propagates).
+        copy_table: the run's :class:`~stereoset_eval.scoring.copies.CopyTable` (with ``shared``: the
+            one whose codes ``shared`` holds, :meth:`SharedWork.copy_table`). Units prepared as masked
+            copies run as codes (:class:`~stereoset_eval.scoring.engine_rows.CopyRows`) when every unit
+            has copies and, with ``shared``, a table is given; otherwise as requests. Same inputs, same
+            gathers, numbers equal to float32 batch noise.
     """
     stats = stats if stats is not None else RunStats()
     stats.overlap = overlap
+    space: Space = RequestRows(prepared)
+    if CopyRows.applies(prepared) and (shared is None or copy_table is not None):
+        space = CopyRows(prepared, copy_table if copy_table is not None else CopyTable())
     oom = out_of_memory_errors()
     results: list[list[SentenceResult] | None] = [
         [SentenceResult.from_json(d) for d in cached[k]] if k in cached else None for k in keys]
@@ -228,7 +241,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             fresh: dict[str, list[SentenceResult]] = {}
             values = group.values
             for i in group.todo:
-                outputs = [_outputs(values[(r.input_ids, r.token_type_ids)], r.gather) for r in prepared[i].requests]
+                outputs = space.outputs(i, values)
                 # through JSON, so a computed result equals the same result read from the cache
                 result = SentenceResult.through_json(method.reduce(units[i], prepared[i], outputs, options))
                 results[i] = fresh[keys[i]] = result
@@ -241,7 +254,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     def start(launch: _Launch) -> _Launch:
         """Cut the launch's rows into batches and queue them."""
         rows = launch.batch_rows()
-        for batch in plan_batches(rows, batch_tokens, overhead_tokens=overhead_tokens):
+        for batch in space.batches(rows, batch_tokens, overhead_tokens):
             launch.launched += launch_halving(launch_batch, batch, stats, oom)
             stats.batches += 1
             stats.rows_computed += len(batch)
@@ -275,32 +288,32 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     try:
         with collector_paused():
             items = [u.item_id for u in units] if method.item_shares_inputs else None
-            for plan in plan_groups([p.requests for p in prepared], batch_tokens, items=items):
+            for plan in space.groups(batch_tokens, items):
                 todo = [i for i in plan if results[i] is None]
                 if not todo:
                     continue
-                rows = merge_requests(r for i in todo for r in prepared[i].requests)
+                rows = space.merge(todo)
                 if shared is not None:  # the values of the launch in flight first: this group looks there
                     read_now()
                 group = _Group(todo)
                 if shared is not None:
-                    left = _reuse(rows, shared, group.values, stats)
-                    small = _small(left, rows, batch_tokens)
+                    left = space.reuse(rows, shared, group.values, stats)
+                    small = _small(space, left, rows, batch_tokens)
                     if waiting is not None and not (small and waiting.cost_with(left) <= batch_tokens):
                         flushed, waiting = waiting, None
                         queued(start(flushed))
-                        if not flushed.keys().isdisjoint(r.key for r in left):  # its rows were waiting there: read them
+                        if not flushed.keys().isdisjoint(space.keys(left)):  # its rows were waiting there: read them
                             read_now()
-                            left = _reuse(left, shared, group.values, stats)
-                            small = _small(left, rows, batch_tokens)
-                    if small and (left or waiting is not None):
+                            left = space.reuse(left, shared, group.values, stats)
+                            small = _small(space, left, rows, batch_tokens)
+                    if small and (len(left) or waiting is not None):
                         if waiting is None:
-                            waiting = _Launch()
+                            waiting = _Launch(space)
                         waiting.add(group, left)
                         finish_ready()
                         continue
                     rows = left
-                queued(start(_Launch.of(group, rows)))
+                queued(start(_Launch.of(space, group, rows)))
                 finish_ready()
             if waiting is not None:
                 flushed, waiting = waiting, None
@@ -321,62 +334,24 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     return results  # type: ignore[return-value]
 
 
-def _small(left: Sequence[BatchRow], rows: Sequence[BatchRow], batch_tokens: int) -> bool:
+def _small(space: Space, left: Any, rows: Any, batch_tokens: int) -> bool:
     """True if reuse left ``left`` of the group's ``rows`` to run, and they fill at most half a budget."""
     if len(left) == len(rows):
         return False
-    return 2 * padded_cost(len(left), max((len(r.input_ids) for r in left), default=0)) <= batch_tokens
-
-
-def _outputs(row_values: tuple[tuple[tuple[int, int], ...], list[float]], gather: tuple[tuple[int, int], ...]) -> list[float]:
-    """A request's log-probabilities from its row's ``(gathers, values)``: the row's values as they
-    are when the request asked for exactly the row's gathers (the common case), else looked up."""
-    row_gather, vals = row_values
-    if row_gather == gather:
-        return vals
-    lookup = dict(zip(row_gather, vals))
-    return [lookup[g] for g in gather]
+    return 2 * padded_cost(len(left), space.longest(left)) <= batch_tokens
 
 
 def _read(launch: _Launch, shared: dict[Any, float] | None) -> _Launch:
-    """Bring the launch's batches to the host: into its groups' ``values`` (and ``shared`` when given).
-
-    ``values`` maps an input key to the row's ``(gathers, log-probabilities)``, kept as the row's
-    own tuple and list (no per-row dict: 61,091 of them for ``pll`` over CrowS-Pairs, issue 35)."""
+    """Bring the launch's batches to the host: into its groups' ``values`` (and ``shared`` when given)."""
     values = launch.groups[0].values if len(launch.groups) == 1 else {}
     for batch, launched in launch.launched:
-        for row, out in zip(batch, launched.result()):
-            key = (row.input_ids, row.token_type_ids)
-            values[key] = (row.gather, out)
-            if shared is not None:
-                for (pos, target), value in zip(row.gather, out):
-                    shared[(key, pos, target)] = value
+        launch.space.read(batch, launched, values, shared)
     if len(launch.groups) > 1:
         for group in launch.groups:
             for key in group.to_run:
                 group.values[key] = values[key]
     launch.launched = []
     return launch
-
-
-def _reuse(rows: list[BatchRow], shared: Mapping[Any, float], values: dict[Any, Any],
-           stats: RunStats) -> list[BatchRow]:
-    """The rows still to run; rows whose every gather is in ``shared`` go straight into ``values``."""
-    todo = []
-    for row in rows:
-        key = (row.input_ids, row.token_type_ids)
-        got = []
-        for g in row.gather:
-            value = shared.get((key, g[0], g[1]))
-            if value is None:
-                break
-            got.append(value)
-        else:
-            values[key] = (row.gather, got)
-            stats.rows_reused += 1
-            continue
-        todo.append(row)
-    return todo
 
 
 def _progress_bar(total: int, initial: int, name: str) -> Any:

@@ -220,14 +220,25 @@ def plan_batches(rows: Sequence[BatchRow], batch_tokens: int, *,
     >>> [[len(r.input_ids) for r in b] for b in plan_batches(rows, 1000)]  # 2 pads < 64; 3 x 29 pads > 64
     [[10, 10, 11], [40, 40]]
     """
+    ordered = sorted(rows, key=lambda r: len(r.input_ids))  # stable: ties keep request order
+    return [ordered[start:stop] for start, stop in batch_cuts([len(r.input_ids) for r in ordered], batch_tokens,
+                                                              overhead_tokens=overhead_tokens)]
+
+
+def batch_cuts(lengths: Sequence[int], batch_tokens: int, *,
+               overhead_tokens: int = BATCH_OVERHEAD_TOKENS) -> list[tuple[int, int]]:
+    """:func:`plan_batches`' cut points as ``(start, stop)`` slices of rows already sorted by length
+    (``lengths``, non-decreasing): the plan of least padded tokens plus ``overhead_tokens`` per batch.
+
+    >>> batch_cuts([2, 2, 3, 5], 6)
+    [(0, 2), (2, 3), (3, 4)]
+    """
     if batch_tokens < 1:
         raise ValueError(f"batch_tokens must be >= 1, got {batch_tokens}")
-    ordered = sorted(rows, key=lambda r: len(r.input_ids))  # stable: ties keep request order
-    lengths = [len(r.input_ids) for r in ordered]
     # one segment boundary per distinct length: ends[j] = index after the last row of that length
     ends = [i + 1 for i in range(len(lengths)) if i + 1 == len(lengths) or lengths[i + 1] != lengths[i]]
     starts = [0] + ends
-    best: list[float] = [0.0] + [float("inf")] * len(ends)  # best[j]: cheapest plan of ordered[:ends[j-1]]
+    best: list[float] = [0.0] + [float("inf")] * len(ends)  # best[j]: cheapest plan of the rows before ends[j-1]
     cut = [0] * (len(ends) + 1)
     for j in range(1, len(ends) + 1):
         length = lengths[ends[j - 1] - 1]
@@ -242,11 +253,11 @@ def plan_batches(rows: Sequence[BatchRow], batch_tokens: int, *,
     while j:
         segments.append((starts[cut[j]], ends[j - 1], lengths[ends[j - 1] - 1]))
         j = cut[j]
-    batches: list[list[BatchRow]] = []
+    out: list[tuple[int, int]] = []
     for start, stop, length in reversed(segments):
         per_batch = max(1, batch_tokens // length)
-        batches.extend(ordered[k:min(stop, k + per_batch)] for k in range(start, stop, per_batch))
-    return batches
+        out.extend((k, min(stop, k + per_batch)) for k in range(start, stop, per_batch))
+    return out
 
 
 def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int,
@@ -284,8 +295,21 @@ def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int,
     [[2], [0, 1]]
     """
     lengths = [max([len(r.input_ids) for r in reqs]) if reqs else 0 for reqs in unit_requests]
+    return group_units(lengths, [[(r.input_ids, r.token_type_ids) for r in reqs] for reqs in unit_requests],
+                       batch_tokens, items)
+
+
+def group_units(lengths: Sequence[int], unit_keys: Sequence[Iterable[Hashable]], batch_tokens: int,
+                items: Sequence[Hashable] | None = None) -> list[list[int]]:
+    """:func:`plan_groups` from each unit's longest input (``lengths``) and the keys of its distinct
+    inputs (``unit_keys``): the one grouping rule for requests and for masked copies
+    (:mod:`stereoset_eval.scoring.copies`, whose keys are interned ints).
+
+    >>> group_units([2, 4, 2], [["a"], ["b"], ["a"]], 4)
+    [[0, 2], [1]]
+    """
     if items is None:
-        blocks = [[i] for i in range(len(unit_requests))]
+        blocks = [[i] for i in range(len(lengths))]
     else:
         by_item: dict[Hashable, list[int]] = {}
         for i, item in enumerate(items):
@@ -295,16 +319,17 @@ def plan_groups(unit_requests: Sequence[Sequence[Request]], batch_tokens: int,
     order = sorted(range(len(blocks)), key=block_lengths.__getitem__)
     groups: list[list[int]] = []
     current: list[int] = []
-    keys: set[InputKey] = set()
+    keys: set[Hashable] = set()
     max_len = 0
     for b in order:
-        block_keys = {(r.input_ids, r.token_type_ids) for i in blocks[b] for r in unit_requests[i]}
+        block = blocks[b]
+        block_keys = set(unit_keys[block[0]]) if len(block) == 1 else {k for i in block for k in unit_keys[i]}
         new_len = max(max_len, block_lengths[b])
         if current and padded_cost(len(keys) + len(block_keys - keys), new_len) > batch_tokens:
             groups.append(current)
             current, keys = [], set()
             new_len = block_lengths[b]
-        current += blocks[b]
+        current += block
         keys |= block_keys
         max_len = new_len
     if current:

@@ -22,6 +22,7 @@ import itertools
 from typing import Any, Sequence
 
 from stereoset_eval.scoring.backends import Backend
+from stereoset_eval.scoring.copies import CopyBatch
 from stereoset_eval.scoring.requests import BatchRow, Done, gather_index, one_pair_per_row
 
 HEAD_CHUNK = 1024  # gathered positions per head application
@@ -61,7 +62,6 @@ class Scorer:
         """
         import numpy as np
 
-        torch = self.torch
         lengths = np.fromiter((len(r.input_ids) for r in rows), dtype=np.int64, count=len(rows))
         width = int(lengths.max())
         padded = bool((lengths != width).any())
@@ -81,6 +81,11 @@ class Scorer:
                 if r.token_type_ids is not None:
                     types[i, :len(r.token_type_ids)] = r.token_type_ids
             host["token_type_ids"] = types
+        return self._on_device(host)
+
+    def _on_device(self, host: dict[str, Any]) -> dict[str, Any]:
+        """Host arrays (``input_ids``, optional ``attention_mask`` and ``token_type_ids``) as the model's inputs."""
+        torch = self.torch
         out: dict[str, Any] = {name: self._to_device(torch.from_numpy(a)) for name, a in host.items()}
         if self.backend.kind == "causal":
             out["use_cache"] = False
@@ -108,6 +113,8 @@ class Scorer:
         if not rows:
             return Done([])
         with self.torch.inference_mode():
+            if isinstance(rows, CopyBatch):  # masked copies: the batch's arrays come from the copy table
+                return OnDevice(self._run_copies(rows), rows, rows.gathers is None)
             if self.backend.kind == "nsp":
                 return Done(self._run_nsp(rows))
             single = all(len(r.gather) == 1 for r in rows)  # one gather per row (pll, crows-nangia, stereoset-mlm)
@@ -118,13 +125,26 @@ class Scorer:
         logp = self.torch.log_softmax(logits, dim=-1).cpu()
         return [[float(logp[b, target]) for _, target in row.gather] for b, row in enumerate(rows)]
 
+    def _run_copies(self, batch: CopyBatch) -> Any:
+        """A batch of masked copies (one gather per row): inputs and gathers built with array operations."""
+        import numpy as np
+
+        ids, attention, types, positions, gather_rows, targets = batch.arrays(self.pad_id)
+        host = {"input_ids": ids}
+        if attention is not None:
+            host["attention_mask"] = attention
+        if types is not None:
+            host["token_type_ids"] = np.ascontiguousarray(types)
+        order = np.arange(len(ids), dtype=np.int64)
+        return self._gathered(self._on_device(host), order, np.ascontiguousarray(positions),
+                              order if gather_rows is None else np.ascontiguousarray(gather_rows),
+                              np.ascontiguousarray(targets), len(ids), True)
+
     def _run_lm(self, rows: Sequence[BatchRow], single: bool) -> Any:
         """Every row's gathers, in row order, as one float32 tensor on the device (``single``: every
         row has one gather, so the gather arrays are built at once)."""
-        torch = self.torch
         import numpy as np
 
-        dev = self.backend.device
         n = len(rows)
         if single:
             first = np.fromiter(itertools.chain.from_iterable(r.gather[0] for r in rows), dtype=np.int64,
@@ -138,9 +158,16 @@ class Scorer:
             pair_rows_np, pair_pos_np = np.ascontiguousarray(pair_array[:, 0]), np.ascontiguousarray(pair_array[:, 1])
             g_pair_np, g_target_np = np.array(g_pair, dtype=np.int64), np.array(g_target, dtype=np.int64)
             n_pairs, one_per_row = len(pair_index), one_pair_per_row(pair_index, n)
+        return self._gathered(self._inputs(rows), pair_rows_np, pair_pos_np, g_pair_np, g_target_np, n_pairs, one_per_row)
+
+    def _gathered(self, inputs: dict[str, Any], pair_rows_np: Any, pair_pos_np: Any, g_pair_np: Any, g_target_np: Any,
+                  n_pairs: int, one_per_row: bool) -> Any:
+        """The log-probabilities of the gathers (pair index and target each) read at the distinct
+        ``(row, position)`` pairs, in gather order, as one float32 tensor on the device."""
+        torch = self.torch
+        dev = self.backend.device
         pair_rows = self._to_device(torch.from_numpy(pair_rows_np))
         pair_pos = self._to_device(torch.from_numpy(pair_pos_np))
-        inputs = self._inputs(rows)
         hidden = self.backend.states_at(inputs, pair_rows, pair_pos, one_per_row=one_per_row,
                                         last_layer_at_scored=self.last_layer_at_scored)
         head = self.backend.head
@@ -176,6 +203,10 @@ class OnDevice:
         """Per row, its gathers' log-probabilities (copies the values to the host: on CUDA this waits)."""
         flat = self._values.cpu().tolist()
         return [[v] for v in flat] if self._single else _split(flat, self._rows)
+
+    def flat(self) -> list[float]:
+        """Every row's gathers in row order, as one list (:meth:`result` without the cut into rows)."""
+        return self._values.cpu().tolist()
 
 
 def _split(flat: list[float], rows: Sequence[BatchRow]) -> list[list[float]]:

@@ -11,7 +11,10 @@ executor do this) makes those methods compute each distinct masked input once:
   is reused only for the very same computation. A later method reads a row's values instead of
   running it when every gather of the row is there; the numbers equal that method run alone up
   to float32 batch noise (a row's values come from another batch composition, as they would
-  with another ``batch_tokens``).
+  with another ``batch_tokens``). Masked copies (:mod:`stereoset_eval.scoring.copies`) are
+  kept by their int code instead, with the model's one
+  :class:`~stereoset_eval.scoring.copies.CopyTable` (:meth:`SharedWork.copy_table`), so that a
+  code means the same masked input to every method of the run.
 * **encodings** — ``text -> token ids`` per tokenizer (see
   :meth:`~stereoset_eval.scoring.tokenization.TokenizerView.memoized`), so each distinct text is
   encoded once for the length check and every method (and each distinct id sequence decoded once).
@@ -27,9 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
+from stereoset_eval.scoring.copies import CopyTable
 from stereoset_eval.scoring.tokenization import DECODED
 
-PositionKey = tuple[Hashable, int, int]  # (BatchRow.key, position, target)
+PositionKey = tuple[Hashable, int, int] | int  # (BatchRow.key, position, target), or a masked copy's code
 
 
 @dataclass
@@ -45,14 +49,22 @@ class SharedWork:
     rows_reused: int = 0
     _model: Any = None
     _positions: dict[PositionKey, float] = field(default_factory=dict, repr=False)
+    _copy_table: CopyTable | None = field(default=None, repr=False)
     _tokenizer: Any = None
     _encodings: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def positions(self, model_key: Any) -> dict[PositionKey, float]:
         """The value store of ``model_key``; another model's entries are dropped first."""
         if model_key != self._model:
-            self._model, self._positions = model_key, {}
+            self._model, self._positions, self._copy_table = model_key, {}, None
         return self._positions
+
+    def copy_table(self, model_key: Any) -> CopyTable:
+        """The masked-copy table whose codes key ``model_key``'s values (dropped with them)."""
+        self.positions(model_key)
+        if self._copy_table is None:
+            self._copy_table = CopyTable()
+        return self._copy_table
 
     def encodings(self, tokenizer_key: Any) -> dict[Any, Any]:
         """The encoding memo of ``tokenizer_key``; another tokenizer's entries are dropped first."""

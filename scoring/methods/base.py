@@ -18,11 +18,12 @@ Methods know tokenizers and texts, never torch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from stereoset_eval.foundation.items import Item
 from stereoset_eval.scoring.records import ScoringError, SentenceResult  # noqa: F401 - SentenceResult re-exported
+from stereoset_eval.scoring.copies import MaskedCopies
 from stereoset_eval.scoring.requests import Request
 from stereoset_eval.scoring.tokenization import TokenizerView
 
@@ -70,14 +71,52 @@ class UnitSpec:
     inputs: Mapping[str, Any]
 
 
-@dataclass
 class Prepared:
-    """A unit's requests plus whatever ``reduce`` needs (token ids, template word …)."""
+    """A unit's forward inputs plus whatever ``reduce`` needs (token ids, template word …).
 
-    requests: list[Request]
-    state: dict[str, Any] = field(default_factory=dict)
+    The inputs are either ``requests`` (:class:`~stereoset_eval.scoring.requests.Request`, any
+    method) or ``copies``: one :class:`~stereoset_eval.scoring.copies.MaskedCopies` per sentence,
+    the masked-LM methods' copies in array form, which the engine runs as int codes (issue 35).
+    ``requests`` of a unit prepared as copies are made from them when asked, one per copy in
+    order: what ``reduce`` receives is the same in both forms.
+    """
 
+    __slots__ = ("_requests", "copies", "state")
 
+    def __init__(self, requests: list[Request] | None = None, state: dict[str, Any] | None = None, *,
+                 copies: tuple[MaskedCopies, ...] | None = None) -> None:
+        if requests is not None and copies is not None:
+            raise ValueError("a unit is prepared as requests or as masked copies, not both")
+        self._requests = requests if requests is not None or copies is not None else []
+        self.copies = copies
+        self.state = state if state is not None else {}
+
+    @property
+    def requests(self) -> list[Request]:
+        if self._requests is None:
+            assert self.copies is not None
+            self._requests = [r for c in self.copies for r in c.requests()]
+        return self._requests
+
+    @property
+    def longest(self) -> int:
+        """Tokens of the unit's longest input (0 for none)."""
+        if self.copies is not None:
+            return max((len(c.input_ids) for c in self.copies), default=0)
+        return max((len(r.input_ids) for r in self.requests), default=0)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Prepared):
+            return NotImplemented
+        if (self.copies, self.state) != (other.copies, other.state):
+            return False
+        return self.copies is not None or self.requests == other.requests
+
+    __hash__ = None  # type: ignore[assignment]  # mutable state: not hashable, as the dataclass was
+
+    def __repr__(self) -> str:
+        inputs = f"copies={self.copies!r}" if self.copies is not None else f"requests={self._requests!r}"
+        return f"Prepared({inputs}, state={self.state!r})"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 from stereoset_eval.foundation.items import Item
 from stereoset_eval.scoring.methods.base import Method, Option, Prepared, SentenceResult, UnitSpec, is_int_or_none
-from stereoset_eval.scoring.requests import Request
+from stereoset_eval.scoring.copies import MaskedCopies
 from stereoset_eval.scoring.tokenization import TokenizerView
 
 NAME = "crows-nangia"
@@ -82,14 +82,12 @@ def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> P
         texts = [t.lower() for t in texts]
     ids1, ids2 = (tok.encode(t, special=True) for t in texts)
     template1, template2 = shared_positions(ids1, ids2)
-    requests = []
+    copies = []  # each sentence's copies as one array request (issue 35), the first's then the second's
     for ids, template in ((ids1, template1), (ids2, template2)):
-        base = tuple(ids)
-        for i in range(1, len(template) - 1):  # first/last template entries: CLS and SEP
-            pos = template[i]
-            requests.append(Request(base[:pos] + (mask_id,) + base[pos + 1:], ((pos, ids[pos]),)))
+        positions = tuple(template[1:-1])  # first/last template entries: CLS and SEP
+        copies.append(MaskedCopies(tuple(ids), positions, tuple(p + 1 for p in positions), mask_id=mask_id))
     n = max(len(template1) - 2, 0)  # no shared token: both sums are 0.0, as in metric.py
-    return Prepared(requests, {"ids": (ids1, ids2), "template": (template1, template2), "n": n})
+    return Prepared(state={"ids": (ids1, ids2), "template": (template1, template2), "n": n}, copies=tuple(copies))
 
 
 def warm(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> None:

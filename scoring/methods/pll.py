@@ -20,6 +20,7 @@ from stereoset_eval.scoring.methods.base import (
     Method, Prepared, SentenceResult, UnitSpec, accepts_any_sentences, single_sentence_units, unit_error,
     warm_inputs,
 )
+from stereoset_eval.scoring.copies import MaskedCopies
 from stereoset_eval.scoring.requests import Request
 from stereoset_eval.scoring.tokenization import TokenizerView
 
@@ -63,6 +64,39 @@ def mask_sets(positions: Sequence[int], word_ids: Sequence[int | None], *, withi
     return out
 
 
+def mask_spans(positions: Sequence[int], word_ids: Sequence[int | None], *,
+               within_word_l2r: bool) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """:func:`mask_sets` as ``(starts, stops)`` spans (each set is ``range(start, stop)``), or None
+    if a set is not one run of positions (a word whose pieces are not side by side).
+
+    >>> mask_spans([1, 2, 3], [None, 0, 0, 1], within_word_l2r=True)
+    ((1, 2, 3), (3, 3, 4))
+    >>> mask_spans([1, 2, 3], [None, 0, 1, 0], within_word_l2r=True) is None
+    True
+    """
+    starts = tuple(positions)
+    if not within_word_l2r or not positions:
+        return starts, tuple(p + 1 for p in positions)
+    last = positions[-1]
+    of_word: dict[int, list[int]] = {}  # word -> its positions up to the last scored one, in order
+    for j in range(last + 1):
+        w = word_ids[j]
+        if w is not None:
+            of_word.setdefault(w, []).append(j)
+    stops = []
+    for p in positions:
+        w = word_ids[p]
+        if w is None:
+            stops.append(p + 1)
+            continue
+        same = of_word[w]
+        later = len(same) - same.index(p) - 1  # the word's positions after p
+        if same[-1] - p != later:
+            return None
+        stops.append(same[-1] + 1)
+    return starts, tuple(stops)
+
+
 def _prepare(name: str, within_word_l2r: bool):
     def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> Prepared:
         mask_id = tok.require_id("mask", method=name)
@@ -71,18 +105,17 @@ def _prepare(name: str, within_word_l2r: bool):
         positions = scored_positions(ids, special, excluded)
         if not positions:
             raise unit_error(name, unit, "the sentence has no token to score")
-        base = tuple(ids)
-        requests = []
-        for p, masked_set in zip(positions, mask_sets(positions, word_ids, within_word_l2r=within_word_l2r)):
-            if len(masked_set) == 1:  # one mask: the copy by slicing (a list copy per position cost 2x)
-                masked = base[:p] + (mask_id,) + base[p + 1:]
-            else:
-                copy = list(ids)
-                for j in masked_set:
-                    copy[j] = mask_id
-                masked = tuple(copy)
-            requests.append(Request(masked, ((p, ids[p]),)))
-        return Prepared(requests, {"token_ids": [ids[p] for p in positions]})
+        state = {"token_ids": [ids[p] for p in positions]}
+        spans = mask_spans(positions, word_ids, within_word_l2r=within_word_l2r)
+        if spans is not None:  # every mask one run of positions: the copies as one array request (issue 35)
+            return Prepared(state=state, copies=(MaskedCopies(tuple(ids), spans[0], spans[1], mask_id=mask_id),))
+        requests = []  # a word whose pieces are not side by side: one request per copy
+        for p, masked_set in zip(positions, mask_sets(positions, word_ids, within_word_l2r=True)):
+            copy = list(ids)
+            for j in masked_set:
+                copy[j] = mask_id
+            requests.append(Request(tuple(copy), ((p, ids[p]),)))
+        return Prepared(requests, state)
 
     return prepare
 

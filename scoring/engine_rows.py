@@ -1,0 +1,201 @@
+"""The two forms of a commit group's rows the engine works with: requests, and masked copies.
+
+:func:`~stereoset_eval.scoring.engine.execute` plans, merges, reuses, batches, reads back and
+reduces a method's forward rows through one of these, with the same steps and the same
+grouping rule:
+
+* :class:`RequestRows` — the general form: every unit's
+  :class:`~stereoset_eval.scoring.requests.Request` objects merged into
+  :class:`~stereoset_eval.scoring.requests.BatchRow` objects (any method);
+* :class:`CopyRows` — the masked-LM methods' copies as int codes
+  (:mod:`stereoset_eval.scoring.copies`): merged with ``numpy.unique``, reused and read back
+  with C-level dict operations, batched as :class:`~stereoset_eval.scoring.copies.CopyBatch`.
+
+A group's ``values`` map a row's key to what its gathers read: for requests, the input key to
+``(gathers, log-probabilities)``; for copies, the code to its one log-probability.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Hashable, Mapping, Protocol, Sequence
+
+from stereoset_eval.scoring.copies import CopyBatch, CopyTable
+from stereoset_eval.scoring.methods.base import Prepared
+from stereoset_eval.scoring.requests import (
+    BatchRow, batch_cuts, group_units, merge_requests, plan_batches, plan_groups,
+)
+
+
+class Counter(Protocol):
+    rows_reused: int
+
+
+class RequestRows:
+    """Rows as merged :class:`BatchRow` objects, for every method."""
+
+    def __init__(self, prepared: Sequence[Prepared]) -> None:
+        self.prepared = prepared
+
+    def groups(self, batch_tokens: int, items: Sequence[Hashable] | None) -> list[list[int]]:
+        return plan_groups([p.requests for p in self.prepared], batch_tokens, items=items)
+
+    def merge(self, todo: Sequence[int]) -> list[BatchRow]:
+        prepared = self.prepared
+        return merge_requests(r for i in todo for r in prepared[i].requests)
+
+    def join(self, parts: Sequence[list[BatchRow]]) -> list[BatchRow]:
+        """Several groups' rows as one set (an input two of them need runs once)."""
+        return merge_requests(itertools.chain.from_iterable(parts))
+
+    def keys(self, rows: Sequence[BatchRow]) -> list[Any]:
+        return [(row.input_ids, row.token_type_ids) for row in rows]
+
+    def longest(self, rows: Sequence[BatchRow]) -> int:
+        return max((len(r.input_ids) for r in rows), default=0)
+
+    def reuse(self, rows: list[BatchRow], shared: Mapping[Any, float], values: dict[Any, Any],
+              stats: Counter) -> list[BatchRow]:
+        """The rows still to run; rows whose every gather is in ``shared`` go straight into ``values``."""
+        todo = []
+        for row in rows:
+            key = (row.input_ids, row.token_type_ids)
+            got = []
+            for g in row.gather:
+                value = shared.get((key, g[0], g[1]))
+                if value is None:
+                    break
+                got.append(value)
+            else:
+                values[key] = (row.gather, got)
+                stats.rows_reused += 1
+                continue
+            todo.append(row)
+        return todo
+
+    def batches(self, rows: Sequence[BatchRow], batch_tokens: int, overhead_tokens: int) -> list[list[BatchRow]]:
+        return plan_batches(rows, batch_tokens, overhead_tokens=overhead_tokens)
+
+    def read(self, batch: Sequence[BatchRow], launched: Any, values: dict[Any, Any],
+             shared: dict[Any, float] | None) -> None:
+        """A launched batch's values into ``values`` (and ``shared``): one entry per row, its own
+        gathers and list (no per-row dict: 61,091 of them for ``pll`` over CrowS-Pairs, issue 35)."""
+        for row, out in zip(batch, launched.result()):
+            key = (row.input_ids, row.token_type_ids)
+            values[key] = (row.gather, out)
+            if shared is not None:
+                for (pos, target), value in zip(row.gather, out):
+                    shared[(key, pos, target)] = value
+
+    def outputs(self, i: int, values: Mapping[Any, Any]) -> list[list[float]]:
+        return [_outputs(values[(r.input_ids, r.token_type_ids)], r.gather) for r in self.prepared[i].requests]
+
+
+def _outputs(row_values: tuple[tuple[tuple[int, int], ...], list[float]], gather: tuple[tuple[int, int], ...]) -> list[float]:
+    """A request's log-probabilities from its row's ``(gathers, values)``: the row's values as they
+    are when the request asked for exactly the row's gathers (the common case), else looked up."""
+    row_gather, vals = row_values
+    if row_gather == gather:
+        return vals
+    lookup = dict(zip(row_gather, vals))
+    return [lookup[g] for g in gather]
+
+
+class CopyRows:
+    """Rows as int codes of masked copies (every unit's ``Prepared.copies``), in ``table``."""
+
+    def __init__(self, prepared: Sequence[Prepared], table: CopyTable) -> None:
+        self.table = table
+        codes = table.codes
+        self.unit_codes: list[list[int]] = [
+            [c for copies in p.copies for c in codes(copies)] if p.copies is not None else [] for p in prepared]
+        self.unit_lengths = [max((len(c.input_ids) for c in p.copies), default=0) if p.copies else 0 for p in prepared]
+        self.unit_keys = self._input_keys()
+
+    def _input_keys(self) -> list[list[int]]:
+        """Per unit, one key per distinct masked input: its copies' codes, where copies of two
+        sentences that are one input count once (so commit groups are those of the general path)."""
+        import numpy as np
+
+        codes = np.unique(np.array([c for unit in self.unit_codes for c in unit], dtype=np.int64))
+        representatives = self.table.representatives(codes)
+        if representatives is codes:
+            return self.unit_codes
+        moved = representatives != codes
+        alias = dict(zip(codes[moved].tolist(), representatives[moved].tolist()))
+        return [unit if alias.keys().isdisjoint(unit) else [alias.get(c, c) for c in unit] for unit in self.unit_codes]
+
+    @staticmethod
+    def applies(prepared: Sequence[Prepared]) -> bool:
+        """True if every unit was prepared as masked copies."""
+        return bool(prepared) and all(p.copies is not None for p in prepared)
+
+    def groups(self, batch_tokens: int, items: Sequence[Hashable] | None) -> list[list[int]]:
+        return group_units(self.unit_lengths, self.unit_keys, batch_tokens, items)
+
+    def merge(self, todo: Sequence[int]) -> Any:
+        import numpy as np
+
+        unit_codes = self.unit_codes
+        flat = list(itertools.chain.from_iterable(unit_codes[i] for i in todo))
+        return np.unique(np.array(flat, dtype=np.int64))
+
+    def join(self, parts: Sequence[Any]) -> Any:
+        import numpy as np
+
+        return np.unique(np.concatenate(parts))
+
+    def keys(self, rows: Any) -> list[int]:
+        return rows.tolist()
+
+    def longest(self, rows: Any) -> int:
+        return int(self.table.lengths(rows).max()) if len(rows) else 0
+
+    def reuse(self, rows: Any, shared: Mapping[Any, float], values: dict[Any, Any], stats: Counter) -> Any:
+        import numpy as np
+
+        codes = rows.tolist()
+        got = list(map(shared.get, codes))
+        missing = np.fromiter((v is None for v in got), dtype=bool, count=len(got))
+        reused = [(c, v) for c, v in zip(codes, got) if v is not None]
+        values.update(reused)
+        stats.rows_reused += len(reused)
+        return rows[missing]
+
+    def batches(self, rows: Any, batch_tokens: int, overhead_tokens: int) -> list[CopyBatch]:
+        """The rows cut as :func:`~stereoset_eval.scoring.requests.plan_batches` cuts requests: one
+        row per distinct masked input (copies that are one input share it, each with its gather)."""
+        import numpy as np
+
+        table = self.table
+        representatives = table.representatives(rows)
+        if representatives is rows:  # every copy its own input
+            lengths = table.lengths(rows)
+            order = np.argsort(lengths, kind="stable")
+            ordered = rows[order]
+            return [CopyBatch(table, ordered[start:stop])
+                    for start, stop in batch_cuts(lengths[order].tolist(), batch_tokens, overhead_tokens=overhead_tokens)]
+        inputs, row_of = np.unique(representatives, return_inverse=True)
+        lengths = table.lengths(inputs)
+        order = np.argsort(lengths, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        gather_rank = rank[row_of.reshape(-1)]
+        by_row = np.argsort(gather_rank, kind="stable")
+        gathers, gather_rank = rows[by_row], gather_rank[by_row]
+        out = []
+        for start, stop in batch_cuts(lengths[order].tolist(), batch_tokens, overhead_tokens=overhead_tokens):
+            lo, hi = (int(k) for k in gather_rank.searchsorted([start, stop]))
+            out.append(CopyBatch(table, inputs[order[start:stop]], gathers[lo:hi], gather_rank[lo:hi] - start))
+        return out
+
+    def read(self, batch: Any, launched: Any, values: dict[Any, Any], shared: dict[Any, float] | None) -> None:
+        """A launched :class:`CopyBatch`'s values into ``values`` (and ``shared``), by code."""
+        flat = launched.flat() if hasattr(launched, "flat") else [v for out in launched.result() for v in out]
+        pairs = list(zip(batch.read_codes.tolist(), flat))
+        values.update(pairs)
+        if shared is not None:
+            shared.update(pairs)
+
+    def outputs(self, i: int, values: Mapping[Any, Any]) -> list[list[float]]:
+        return [[values[c]] for c in self.unit_codes[i]]

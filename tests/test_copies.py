@@ -1,0 +1,151 @@
+"""Masked copies as arrays (issue 35): a sentence's copies as one request, run as int codes, give
+the same inputs, gathers, rows and numbers as one request per copy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stereoset_eval.scoring.copies import CopyBatch, CopyTable, MaskedCopies
+from stereoset_eval.scoring.engine import RunStats, execute
+from stereoset_eval.scoring.engine_rows import CopyRows, RequestRows
+from stereoset_eval.scoring.methods import get_method
+from stereoset_eval.scoring.methods.base import Prepared
+from stereoset_eval.scoring.methods.pll import mask_sets, mask_spans
+from stereoset_eval.scoring.requests import merge_requests
+
+MASKED_METHODS = ("pll", "pll-word-l2r", "crows-nangia")
+
+
+def test_masked_copies_are_the_requests_they_stand_for_and_check_their_spans():
+    copies = MaskedCopies((2, 10, 11, 12, 3), (1, 2, 3), (3, 3, 4), mask_id=4)
+    assert len(copies) == 3
+    assert [(r.input_ids, r.gather) for r in copies.requests()] == [
+        ((2, 4, 4, 12, 3), ((1, 10),)), ((2, 10, 4, 12, 3), ((2, 11),)), ((2, 10, 11, 4, 3), ((3, 12),))]
+    for starts, stops in (((1,), (1,)), ((0,), (6,)), ((-1,), (1,)), ((1, 2), (2,))):
+        with pytest.raises(ValueError):
+            MaskedCopies((2, 10, 11, 12, 3), starts, stops, mask_id=4)
+    with pytest.raises(ValueError, match="as long as input_ids"):
+        MaskedCopies((2, 10, 3), (1,), (2,), mask_id=4, token_type_ids=(0, 0))
+    assert len(MaskedCopies((2, 3), (), (), mask_id=4).requests()) == 0  # a pair with no shared token
+
+
+def test_mask_spans_are_the_mask_sets_or_none_where_a_word_is_split():
+    words = [None, 0, 0, 0, 1, 2, 2, None]
+    positions = [1, 2, 3, 4, 5, 6]
+    for l2r in (False, True):
+        starts, stops = mask_spans(positions, words, within_word_l2r=l2r)
+        assert [list(range(s, e)) for s, e in zip(starts, stops)] == mask_sets(positions, words, within_word_l2r=l2r)
+    assert mask_spans([1, 2, 3], [None, 0, 1, 0], within_word_l2r=True) is None
+    assert mask_spans([1, 2, 3], [None, 0, 1, 0], within_word_l2r=False) == ((1, 2, 3), (2, 3, 4))
+
+
+def _prepared(method, items, backend):
+    spec = get_method(method)
+    tok = backend.tokenizer
+    options = spec.resolve(tok, spec.validate_options(None))
+    units = spec.units(items, options)
+    with tok.memoized({}):
+        prepared = [spec.prepare(u, tok, options) for u in units]
+    return spec, options, units, prepared
+
+
+def _run(spec, options, units, prepared, launch, **kwargs):
+    stats = RunStats()
+    results = execute(spec, units, prepared, [f"u{i}" for i in range(len(units))], options, launch,
+                      batch_tokens=2048, cached={}, stats=stats, **kwargs)
+    return results, stats
+
+
+@pytest.mark.parametrize("method", MASKED_METHODS)
+def test_copies_path_equals_one_request_per_copy_on_the_fake_model(method, crows_items):
+    """Bit for bit on the fake model (its numbers hash the input): the same inputs and gathers, the
+    same commit groups and as many forward rows and batches — copies of a pair's two sentences
+    masked at the word they differ by are one row, as the general path merges them."""
+    from stereoset_eval.scoring.fake import FakeScorer, load_fake_backend
+
+    backend = load_fake_backend("fake:masked", kind="masked")
+    items = crows_items[:150]
+    spec, options, units, prepared = _prepared(method, items, backend)
+    assert CopyRows.applies(prepared)
+    as_requests = [Prepared(p.requests, p.state) for p in prepared]
+    assert not CopyRows.applies(as_requests)
+    launch = FakeScorer(backend).launch
+    copies, copy_stats = _run(spec, options, units, prepared, launch)
+    general, general_stats = _run(spec, options, units, as_requests, launch)
+    assert copies == general
+    assert (copy_stats.rows_computed, copy_stats.batches) == (general_stats.rows_computed, general_stats.batches)
+    space = CopyRows(prepared, CopyTable())
+    groups = space.groups(2048, None)
+    assert groups == RequestRows(as_requests).groups(2048, None)
+    per_group = [len(merge_requests(r for i in g for r in as_requests[i].requests)) for g in groups]
+    assert copy_stats.rows_computed == sum(per_group)  # each group runs each distinct input once
+    if method != "crows-nangia":  # pairs masked at the word they differ by: the merge is exercised
+        assert sum(per_group) < sum(len(space.unit_codes[i]) for g in groups for i in g)
+
+
+def test_copies_path_on_a_real_model_equals_the_general_path_to_float32_noise(models_dir, crows_items):
+    from stereoset_eval.scoring.backends import load_backend
+    from stereoset_eval.scoring.scorers import Scorer
+
+    backend = load_backend(str(models_dir / "tiny-roberta"), kind="masked", device="cpu")
+    spec, options, units, prepared = _prepared("crows-nangia", crows_items[:60], backend)
+    launch = Scorer(backend).launch
+    copies, _ = _run(spec, options, units, prepared, launch)
+    general, _ = _run(spec, options, units, [Prepared(p.requests, p.state) for p in prepared], launch)
+    for a, b in zip(copies, general):
+        for x, y in zip(a, b):
+            assert x.token_ids == y.token_ids
+            assert x.token_logprobs == pytest.approx(y.token_logprobs, abs=1e-5)
+
+
+def test_shared_values_are_reused_by_code_only_with_the_table_that_made_them(crows_items):
+    """Every crows-nangia copy is a pll copy: with the run's one table and store, crows-nangia runs
+    nothing. Given a store but no table the run takes the general path (codes of another table
+    would mean other inputs), and its values still agree."""
+    from stereoset_eval.scoring.fake import FakeScorer, load_fake_backend
+
+    backend = load_fake_backend("fake:masked", kind="masked")
+    items = crows_items[:80]
+    launch = FakeScorer(backend).launch
+    table, store = CopyTable(), {}
+    _run(*_prepared("pll", items, backend), launch, shared=store, copy_table=table)
+    crows = _prepared("crows-nangia", items, backend)
+    reused, stats = _run(*crows, launch, shared=store, copy_table=table)
+    assert stats.rows_computed == 0 and stats.rows_reused > 0
+    alone, alone_stats = _run(*crows, launch, shared={})
+    assert alone == reused and alone_stats.rows_computed > 0
+
+
+def test_equal_hashes_never_merge_unequal_inputs(monkeypatch):
+    table = CopyTable()
+    a = MaskedCopies((2, 10, 11, 3), (1, 2), (2, 3), mask_id=4)
+    b = MaskedCopies((2, 12, 11, 3), (1, 2), (2, 3), mask_id=4)  # differs from a at position 1 only
+    codes = np.array(sorted(table.codes(a) + table.codes(b)), dtype=np.int64)
+    expected = {c: min(d for d in codes.tolist() if table.request(d).input_ids == table.request(c).input_ids)
+                for c in codes.tolist()}
+    assert dict(zip(codes.tolist(), table.representatives(codes).tolist())) == expected
+    assert len(set(expected.values())) == 3  # masked at position 1, a and b are one input
+    shape = table._prefix_suffix_hashes()[0].shape
+    monkeypatch.setattr(table, "_prefix_suffix_hashes", lambda: (np.zeros(shape, np.uint64),) * 2)
+    assert dict(zip(codes.tolist(), table.representatives(codes).tolist())) == expected  # compared exactly
+
+
+def test_a_copy_batch_slices_and_iterates_as_its_rows():
+    table = CopyTable()
+    a = MaskedCopies((2, 10, 11, 3), (1, 2), (2, 3), mask_id=4)
+    b = MaskedCopies((2, 12, 11, 3), (1, 2), (2, 3), mask_id=4)
+    c = MaskedCopies((2, 13, 3), (1,), (2,), mask_id=4)
+    codes = np.array(sorted(table.codes(a) + table.codes(b) + table.codes(c)), dtype=np.int64)
+    rows = CopyRows([Prepared(copies=(a,)), Prepared(copies=(b,)), Prepared(copies=(c,))], table)
+    (batch,) = rows.batches(codes, 10_000, 64)
+    assert isinstance(batch, CopyBatch) and len(batch) == 4 and len(batch.read_codes) == 5
+    general = merge_requests(r for m in (a, b, c) for r in m.requests())
+    assert sorted((r.input_ids, r.gather) for r in batch) == sorted((r.input_ids, r.gather) for r in general)
+    listed = list(batch)
+    for start, stop in ((0, 2), (1, 4), (2, 3), (0, 4)):
+        assert list(batch[start:stop]) == listed[start:stop]
+    ids, attention, _, positions, gather_rows, targets = batch.arrays(pad_id=0)
+    assert attention is not None and ids.shape == (4, 4)  # c is one token shorter: padded, masked out
+    for row, (pos, target) in zip(gather_rows.tolist(), zip(positions[gather_rows].tolist(), targets.tolist())):
+        assert (pos, target) in listed[row].gather

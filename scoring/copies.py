@@ -170,16 +170,13 @@ class CopyTable:
             return codes
         out = codes.copy()
         code_list = codes.tolist()
-        first = 0
-        for k in range(1, len(ranked) + 1):
-            if k < len(ranked) and same[k - 1]:
-                continue
-            if k - first > 1:  # equal hashes: compare the inputs themselves
-                seen: dict[Any, int] = {}
-                for j in sorted(order[first:k].tolist(), key=code_list.__getitem__):
-                    row = self.request(code_list[j])
-                    out[j] = seen.setdefault((row.input_ids, row.token_type_ids), code_list[j])
-            first = k
+        firsts = np.flatnonzero(np.concatenate(([True], ~same)))  # where each run of equal hashes starts
+        ends = np.append(firsts[1:], len(ranked))
+        for first, end in zip(firsts[ends - firsts > 1].tolist(), ends[ends - firsts > 1].tolist()):
+            seen: dict[Any, int] = {}  # equal hashes: compare the inputs themselves
+            for j in sorted(order[first:end].tolist(), key=code_list.__getitem__):
+                row = self.request(code_list[j])
+                out[j] = seen.setdefault((row.input_ids, row.token_type_ids), code_list[j])
         return out
 
     def lengths(self, codes: Any) -> Any:

@@ -110,20 +110,23 @@ class CopyRows:
         self.unit_codes: list[list[int]] = [
             [c for copies in p.copies for c in codes(copies)] if p.copies is not None else [] for p in prepared]
         self.unit_lengths = [max((len(c.input_ids) for c in p.copies), default=0) if p.copies else 0 for p in prepared]
-        self.unit_keys = self._input_keys()
+        self.alias = self._aliases()
+        alias = self.alias
+        self.unit_keys = self.unit_codes if not alias else [
+            unit if alias.keys().isdisjoint(unit) else [alias.get(c, c) for c in unit] for unit in self.unit_codes]
 
-    def _input_keys(self) -> list[list[int]]:
-        """Per unit, one key per distinct masked input: its copies' codes, where copies of two
-        sentences that are one input count once (so commit groups are those of the general path)."""
+    def _aliases(self) -> dict[int, int]:
+        """Code -> the code of the same masked input, for copies of two sentences that are one
+        input (:meth:`CopyTable.representatives`); empty where every copy is its own input. Commit
+        groups count such copies once, as the general path does, and batches run them as one row."""
         import numpy as np
 
         codes = np.unique(np.array([c for unit in self.unit_codes for c in unit], dtype=np.int64))
         representatives = self.table.representatives(codes)
         if representatives is codes:
-            return self.unit_codes
+            return {}
         moved = representatives != codes
-        alias = dict(zip(codes[moved].tolist(), representatives[moved].tolist()))
-        return [unit if alias.keys().isdisjoint(unit) else [alias.get(c, c) for c in unit] for unit in self.unit_codes]
+        return dict(zip(codes[moved].tolist(), representatives[moved].tolist()))
 
     @staticmethod
     def applies(prepared: Sequence[Prepared]) -> bool:
@@ -168,13 +171,14 @@ class CopyRows:
         import numpy as np
 
         table = self.table
-        representatives = table.representatives(rows)
-        if representatives is rows:  # every copy its own input
+        codes = rows.tolist() if self.alias else []
+        if self.alias.keys().isdisjoint(codes):  # every copy its own input
             lengths = table.lengths(rows)
             order = np.argsort(lengths, kind="stable")
             ordered = rows[order]
             return [CopyBatch(table, ordered[start:stop])
                     for start, stop in batch_cuts(lengths[order].tolist(), batch_tokens, overhead_tokens=overhead_tokens)]
+        representatives = np.array([self.alias.get(c, c) for c in codes], dtype=np.int64)
         inputs, row_of = np.unique(representatives, return_inverse=True)
         lengths = table.lengths(inputs)
         order = np.argsort(lengths, kind="stable")

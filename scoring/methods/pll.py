@@ -78,23 +78,17 @@ def mask_spans(positions: Sequence[int], word_ids: Sequence[int | None], *,
     if not within_word_l2r or not positions:
         return starts, tuple(p + 1 for p in positions)
     last = positions[-1]
-    of_word: dict[int, list[int]] = {}  # word -> its positions up to the last scored one, in order
-    for j in range(last + 1):
+    run_stop = [0] * (last + 1)  # one past the end of the run of equal word ids each position is in
+    stop, runs = last + 1, 0
+    for j in range(last, -1, -1):
         w = word_ids[j]
-        if w is not None:
-            of_word.setdefault(w, []).append(j)
-    stops = []
-    for p in positions:
-        w = word_ids[p]
-        if w is None:
-            stops.append(p + 1)
-            continue
-        same = of_word[w]
-        later = len(same) - same.index(p) - 1  # the word's positions after p
-        if same[-1] - p != later:
-            return None
-        stops.append(same[-1] + 1)
-    return starts, tuple(stops)
+        if w is None or j == last or word_ids[j + 1] != w:
+            stop = j + 1
+            runs += w is not None
+        run_stop[j] = stop
+    if runs != len({w for w in word_ids[:last + 1] if w is not None}):  # a word in two runs: not one span
+        return None
+    return starts, tuple(run_stop[p] if word_ids[p] is not None else p + 1 for p in positions)
 
 
 def _prepare(name: str, within_word_l2r: bool):

@@ -33,9 +33,16 @@ class _Pending:
         time.sleep(max(0.0, self.ready_at - time.perf_counter()))
         return [[-1.0] * len(row.gather) for row in self.rows]
 
+    def flat(self) -> list[float]:
+        """Every gather's value in row order (what the real scorer's handle gives a batch of masked copies)."""
+        time.sleep(max(0.0, self.ready_at - time.perf_counter()))
+        codes = getattr(self.rows, "read_codes", None)
+        return [-1.0] * len(codes) if codes is not None else [v for out in self.result() for v in out]
+
 
 def simulated_scorer(per_token_s: float, overlap: bool) -> type:
     """A :class:`Scorer` subclass whose forward passes run on the simulated device."""
+    from stereoset_eval.scoring.copies import CopyBatch
     from stereoset_eval.scoring.requests import gather_index
     from stereoset_eval.scoring.scorers import Scorer
 
@@ -45,9 +52,13 @@ def simulated_scorer(per_token_s: float, overlap: bool) -> type:
         asynchronous = overlap
 
         def launch(self, rows: Sequence[Any]) -> _Pending:
-            gather_index(rows)  # the real scorer's host staging
-            self._inputs(rows)
-            padded = len(rows) * max(len(row.input_ids) for row in rows)
+            if isinstance(rows, CopyBatch):  # the real scorer's host staging of masked copies
+                ids = rows.arrays(self.pad_id)[0]
+                padded = ids.shape[0] * ids.shape[1]
+            else:
+                gather_index(rows)  # the real scorer's host staging
+                self._inputs(rows)
+                padded = len(rows) * max(len(row.input_ids) for row in rows)
             cls = type(self)
             cls.tokens += padded
             start = max(time.perf_counter(), cls.free_at)

@@ -157,8 +157,17 @@ class CopyRows:
     def reuse(self, rows: Any, shared: Mapping[Any, float], values: dict[Any, Any], stats: Counter) -> Any:
         import numpy as np
 
+        if not shared:
+            return rows
         codes = rows.tolist()
         got = list(map(shared.get, codes))
+        n_missing = got.count(None)
+        if n_missing == len(got):  # nothing of this group computed before
+            return rows
+        if n_missing == 0:  # all of it (crows-nangia after pll)
+            values.update(zip(codes, got))
+            stats.rows_reused += len(got)
+            return rows[:0]
         missing = np.fromiter((v is None for v in got), dtype=bool, count=len(got))
         reused = [(c, v) for c, v in zip(codes, got) if v is not None]
         values.update(reused)

@@ -12,7 +12,7 @@ grouping rule:
   with C-level dict operations, batched as :class:`~stereoset_eval.scoring.copies.CopyBatch`.
 
 A group's ``values`` map a row's key to what its gathers read: for requests, the input key to
-``(gathers, log-probabilities)``; for copies, the code to its one log-probability.
+``[gathers, log-probabilities]``; for copies, the code to its one log-probability.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class RequestRows:
                     break
                 got.append(value)
             else:
-                values[key] = (row.gather, got)
+                values[key] = [row.gather, got]
                 stats.rows_reused += 1
                 continue
             todo.append(row)
@@ -82,7 +82,7 @@ class RequestRows:
         gathers and list (no per-row dict: 61,091 of them for ``pll`` over CrowS-Pairs, issue 35)."""
         for row, out in zip(batch, launched.result()):
             key = (row.input_ids, row.token_type_ids)
-            values[key] = (row.gather, out)
+            values[key] = [row.gather, out]
             if shared is not None:
                 for (pos, target), value in zip(row.gather, out):
                     shared[(key, pos, target)] = value
@@ -91,13 +91,20 @@ class RequestRows:
         return [_outputs(values[(r.input_ids, r.token_type_ids)], r.gather) for r in self.prepared[i].requests]
 
 
-def _outputs(row_values: tuple[tuple[tuple[int, int], ...], list[float]], gather: tuple[tuple[int, int], ...]) -> list[float]:
-    """A request's log-probabilities from its row's ``(gathers, values)``: the row's values as they
-    are when the request asked for exactly the row's gathers (the common case), else looked up."""
-    row_gather, vals = row_values
+def _outputs(row_values: list[Any] | tuple[Any, ...], gather: tuple[tuple[int, int], ...]) -> list[float]:
+    """A request's log-probabilities from its row's ``[gathers, values]``: the row's values as they
+    are when the request asked for exactly the row's gathers (the common case), else looked up in
+    the row's ``gather -> value`` map, made once per row and kept as its third entry (the causal
+    methods' shared first-token row serves thousands of requests one gather each)."""
+    row_gather, vals = row_values[0], row_values[1]
     if row_gather == gather:
         return vals
-    lookup = dict(zip(row_gather, vals))
+    if len(row_values) > 2:
+        lookup = row_values[2]
+    else:
+        lookup = dict(zip(row_gather, vals))
+        if isinstance(row_values, list):
+            row_values.append(lookup)
     return [lookup[g] for g in gather]
 
 

@@ -25,8 +25,11 @@ demo: $(VENV)/.stamp-labelstudio
 
 # One torch thread unless told otherwise: the fixture models are tiny, and on a 2-core box two
 # threads contend with everything else (5-10x slower under load); numbers are unaffected.
+# TEST_WORKERS pytest-xdist processes (default 2: one per core of the 2-core box; 0: one process, serial).
+# --dist loadscope: each test module runs whole on one worker, the Ray tests together (tests/conftest.py).
+TEST_WORKERS ?= 2
 test: $(VENV)/.stamp-test
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PY) -m pytest $(PYTEST_ARGS)
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
 # The readers' fuzzers run long (docs/reliability.md): many generated inputs per reader, failures kept in
 # .cache/hypothesis and replayed first next time (FUZZ_EXAMPLES: examples per fuzzer, default 1500)

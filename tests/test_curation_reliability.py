@@ -45,7 +45,7 @@ def test_every_decision_of_a_real_run_names_a_registered_rule(curated):
     assert used and used <= set(RULES)
 
 
-PROBE_RULE = '''"""A probe rule written by tests/test_curation_reliability.py (removed again by the test)."""
+PROBE_RULE = '''"""A probe rule written by tests/test_curation_reliability.py (into a temporary folder of the test)."""
 from stereoset_eval.curation.rules.registry import rule
 
 
@@ -58,14 +58,39 @@ def zz_probe_cook(item, ctx):
 
 
 def test_a_new_rule_is_one_file(tmp_path, crows_csv):
-    """A module dropped into curation/rules/ is registered, applied by its declared effect and listed in
-    the rules summary, the card and the Label Studio catalogue, with no other file touched."""
-    probe = REPO / "curation" / "rules" / "zz_probe_rule.py"
-    assert not probe.exists()
-    probe.write_text(PROBE_RULE, encoding="utf-8")
-    try:
-        code = f"""
-import json, sys
+    """A module added to the rules package is registered, applied by its declared effect and listed in
+    the rules summary, the card and the Label Studio catalogue, with no other file touched.
+
+    The package imports every module of its ``__path__`` (``curation/rules/``); the child process here
+    sees one more folder on that path, holding only the probe module, so the probe is a module of the
+    package as if it were dropped into ``curation/rules/`` while the source tree itself is never
+    written (tests running beside this one, in other processes, must not see a rule that is not there).
+    """
+    rules_dir = REPO / "curation" / "rules"
+    before = sorted(p.name for p in rules_dir.glob("*.py"))
+    assert "zz_probe_rule.py" not in before
+    extra = tmp_path / "more_rules"
+    extra.mkdir()
+    (extra / "zz_probe_rule.py").write_text(PROBE_RULE, encoding="utf-8")
+    code = f"""
+import importlib.abc, json, sys
+
+class AlsoThere(importlib.abc.MetaPathFinder):
+    # the rules package as found, with the probe's folder appended to its search path (its __path__)
+    def find_spec(self, name, path=None, target=None):
+        if name != "stereoset_eval.curation.rules":
+            return None
+        for finder in sys.meta_path:
+            if finder is not self and hasattr(finder, "find_spec"):
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    spec.submodule_search_locations.append({str(extra)!r})
+                    return spec
+        return None
+
+sys.meta_path.insert(0, AlsoThere())
+from stereoset_eval.curation import rules
+assert rules.__path__[-1] == {str(extra)!r} and "zz_probe_cook" in rules.RULES, rules.__path__
 from stereoset_eval.curation.card import dataset_card
 from stereoset_eval.curation.labelstudio.pitfalls import default_catalogue
 from stereoset_eval.curation.pipeline import curate_files
@@ -79,10 +104,10 @@ print(json.dumps({{
     "kept_with_cook": sum("cook" in it.text("sent_more").lower() for it in r.suggested_items()),
 }}))
 """
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
-        got = json.loads(out.stdout.strip().splitlines()[-1])
-    finally:
-        probe.unlink()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert sorted(p.name for p in rules_dir.glob("*.py")) == before  # the source tree was not written
     assert got["catalogue"] and got["summary"] and got["card"]
     assert got["removed_by"] == ["rule:zz_probe_cook"]  # mechanical: it decides without reviewed items
     assert got["kept_with_cook"] == 0

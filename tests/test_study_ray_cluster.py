@@ -41,6 +41,7 @@ from stereoset_eval.study.executors import FORWARDED_ENV, LocalExecutor  # noqa:
 from ray_nodes import LocalCluster, clean_environ  # noqa: E402  (tests/ray_nodes.py)
 from score_tolerance import job_threads, rows_agree, score_files_agree, scores_agree  # noqa: E402  (tests/score_tolerance.py)
 
+# `make test` (pytest-xdist) runs this module and test_study_run.py on one worker: tests/conftest.py XDIST_UNITS
 pytestmark = [pytest.mark.slow, pytest.mark.ray_cluster, pytest.mark.filterwarnings("ignore::UserWarning")]
 
 MODELS = ("tiny-bert", "tiny-roberta", "tiny-gpt2")

@@ -17,6 +17,8 @@ from stereoset_eval.study import parse_config, run_study
 from stereoset_eval.study.executors import LocalExecutor, RayExecutor
 from score_tolerance import job_threads, score_files_agree, scores_agree  # tests/score_tolerance.py
 
+# `make test` (pytest-xdist): its local Ray instance never runs beside test_study_ray_cluster.py's cluster
+# (both modules on one worker: tests/conftest.py XDIST_UNITS)
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::UserWarning")]
 
 MODELS = ("tiny-bert", "tiny-roberta", "tiny-gpt2")

@@ -122,18 +122,31 @@ def _plain_tuple(values: tuple[Any, ...] | None, kind: type) -> tuple[Any, ...] 
     return values
 
 
+def _plain_list(value: Any) -> bool:
+    """True for a list of plain scalars (JSON reads it back as an equal list: ``crows-nangia``'s
+    positions), checked with C-level loops instead of :func:`_plain`'s recursion."""
+    return type(value) is list and set(map(type, value)) <= _SCALAR_SET
+
+
+_SCALAR_SET = frozenset(_SCALARS)
+
+
 def _as_read_back(result: SentenceResult) -> SentenceResult:
     if type(result.score) not in (float, int) or type(result.n_tokens) is not int:
         raise _NotPlain
     extra = result.extra
-    if (type(extra) is dict and all(type(k) is str and type(v) in _SCALARS for k, v in extra.items())
-            and _plain_tuple(result.token_ids, int) is result.token_ids
-            and _plain_tuple(result.token_logprobs, float) is result.token_logprobs):
-        return result  # already what the cache reads back (tuples of exact ints / floats, a flat dict of scalars)
-    return SentenceResult(score=result.score, n_tokens=result.n_tokens,
-                          token_ids=_plain_tuple(result.token_ids, int),
-                          token_logprobs=_plain_tuple(result.token_logprobs, float),
-                          extra=_plain(dict(result.extra)))
+    token_ids = _plain_tuple(result.token_ids, int)
+    token_logprobs = _plain_tuple(result.token_logprobs, float)
+    if type(extra) is dict and all(type(k) is str and type(v) in _SCALARS for k, v in extra.items()):
+        if token_ids is result.token_ids and token_logprobs is result.token_logprobs:
+            return result  # already what the cache reads back (tuples of exact ints / floats, a flat dict of scalars)
+        extra = dict(extra)
+    elif type(extra) is dict and all(type(k) is str and (type(v) in _SCALARS or _plain_list(v)) for k, v in extra.items()):
+        extra = {k: list(v) if type(v) is list else v for k, v in extra.items()}  # copies: reduce may still hold the lists
+    else:
+        extra = _plain(dict(extra))
+    return SentenceResult(score=result.score, n_tokens=result.n_tokens, token_ids=token_ids,
+                          token_logprobs=token_logprobs, extra=extra)
 
 
 @dataclass(frozen=True)

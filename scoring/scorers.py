@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from stereoset_eval.scoring.backends import Backend
 from stereoset_eval.scoring.copies import CopyBatch
-from stereoset_eval.scoring.requests import BatchRow, Done, gather_index, one_pair_per_row
+from stereoset_eval.scoring.requests import BatchRow, Done, gather_arrays
 
 HEAD_CHUNK = 1024  # gathered positions per head application
 
@@ -153,11 +153,9 @@ class Scorer:
             pair_rows_np, pair_pos_np, g_pair_np, g_target_np = order, first[:, 0].copy(), order, first[:, 1].copy()
             n_pairs, one_per_row = n, True
         else:
-            pair_index, g_pair, g_target = gather_index(rows)
-            pair_array = np.array(pair_index, dtype=np.int64).reshape(-1, 2)
-            pair_rows_np, pair_pos_np = np.ascontiguousarray(pair_array[:, 0]), np.ascontiguousarray(pair_array[:, 1])
-            g_pair_np, g_target_np = np.array(g_pair, dtype=np.int64), np.array(g_target, dtype=np.int64)
-            n_pairs, one_per_row = len(pair_index), one_pair_per_row(pair_index, n)
+            pair_rows_np, pair_pos_np, g_pair_np, g_target_np = gather_arrays(rows)
+            n_pairs = len(pair_rows_np)
+            one_per_row = n_pairs == n and bool((pair_rows_np == np.arange(n, dtype=np.int64)).all())
         return self._gathered(self._inputs(rows), pair_rows_np, pair_pos_np, g_pair_np, g_target_np, n_pairs, one_per_row)
 
     def _gathered(self, inputs: dict[str, Any], pair_rows_np: Any, pair_pos_np: Any, g_pair_np: Any, g_target_np: Any,

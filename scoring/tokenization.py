@@ -172,7 +172,10 @@ class TokenizerView:
         if words and not special:
             raise ValueError("word ids come with special tokens only (encode_with_words)")
         kind: Any = "words" if words else special
-        todo = list(dict.fromkeys(t for t in texts if (t, kind) not in memo))
+        if kind is True:  # an encoding with word ids serves encode(..., special=True) too (encoded)
+            todo = list(dict.fromkeys(t for t in texts if (t, True) not in memo and (t, "words") not in memo))
+        else:
+            todo = list(dict.fromkeys(t for t in texts if (t, kind) not in memo))
         if not todo:
             return
         encodings = rust_encode_batch(backend, todo, words=words, special=special)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from stereoset_eval.scoring.requests import BatchRow, Request, gather_index, merge_requests
+import random
+
+from stereoset_eval.scoring.requests import BatchRow, Request, gather_arrays, gather_index, merge_requests
 
 
 def test_requests_compare_and_hash_by_value_and_check_token_types():
@@ -35,6 +37,22 @@ def test_gather_index_reads_each_row_position_once_over_requests_and_rows():
     assert gather_index(rows) == ([(0, 1), (1, 0)], [0, 1], [7, 9])
     wide = rows + [BatchRow((6, 7), None, ((0, 1), (1, 2), (0, 3)))]  # row 2: two positions, one read twice
     assert gather_index(wide) == ([(0, 1), (1, 0), (2, 0), (2, 1)], [0, 1, 2, 3, 2], [7, 9, 1, 2, 3])
+
+
+def test_gather_arrays_equal_gather_index_on_random_rows():
+    """The scorer's array form of the gathers (the causal methods' every-position rows) reads the
+    same pairs in the same order as gather_index, shared positions and repeated pairs included."""
+    rng = random.Random(35)
+    for _ in range(300):
+        rows = [BatchRow(tuple(range(rng.randint(1, 6))), None,
+                         tuple((rng.randint(0, 4), rng.randint(0, 9)) for _ in range(rng.randint(1, 5))))
+                for _ in range(rng.randint(1, 6))]
+        pairs, g_pair, g_target = gather_index(rows)
+        pair_rows, pair_pos, a_pair, a_target = gather_arrays(rows)
+        assert list(zip(pair_rows.tolist(), pair_pos.tolist())) == pairs
+        assert a_pair.tolist() == g_pair and a_target.tolist() == g_target
+    shared_first = [BatchRow((50,), None, ((0, 3), (0, 4), (0, 3))), BatchRow((1, 2, 3), None, ((0, 2), (1, 3)))]
+    assert [a.tolist() for a in gather_arrays(shared_first)] == [[0, 1, 1], [0, 0, 1], [0, 0, 0, 1, 2], [3, 4, 3, 2, 3]]
 
 
 def test_scorer_one_gather_per_row_path_equals_the_general_path(models_dir):

@@ -43,7 +43,7 @@ def sentence_requests(ids: Sequence[int], start_id: int) -> list[Request]:
     """``p(t_0 | start)`` from the start token alone, ``p(t_i | t_<i)`` from the bare sentence."""
     reqs = [Request((start_id,), ((0, ids[0]),))]
     if len(ids) > 1:
-        reqs.append(Request(tuple(ids), tuple((i - 1, ids[i]) for i in range(1, len(ids)))))
+        reqs.append(Request(tuple(ids), tuple(zip(range(len(ids) - 1), ids[1:]))))  # (i - 1, ids[i]), C-level
     return reqs
 
 

@@ -150,6 +150,8 @@ def prepare_many(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping
         masked_of.append([] if text is None else [unit.inputs["context"].replace("BLANK", p) for p in prefixes[text]])
     tok.encode_many((m for masked in masked_of for m in masked), special=True, with_words=False)
     out = []
+    inputs: dict[str, tuple[tuple[int, ...], int] | None] = {}  # masked context -> (ids, first mask): the
+    # three options of an example share their first one, so each is looked up and searched once
     for unit, text, problem, masked in zip(units, texts, problems, masked_of):
         if problem is not None:
             raise unit_error(NAME, unit, problem)
@@ -160,12 +162,13 @@ def prepare_many(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping
             raise unit_error(NAME, unit, f"the template word {word!r} encodes to no tokens")
         requests = []
         for target, context in zip(word_ids, masked):
-            ids = tok.encoded(context, special=True)
-            try:
-                first_mask = ids.index(mask_id)  # the first mask, as the reference
-            except ValueError:
-                raise unit_error(NAME, unit, f"no mask token in the encoded input {context!r}") from None
-            requests.append(Request(ids, ((first_mask, target),)))
+            found = inputs.get(context)
+            if found is None:
+                ids = tok.encoded(context, special=True)
+                found = inputs[context] = (ids, ids.index(mask_id)) if mask_id in ids else None  # the first mask, as the reference
+                if found is None:
+                    raise unit_error(NAME, unit, f"no mask token in the encoded input {context!r}")
+            requests.append(Request(found[0], ((found[1], target),)))
         out.append(Prepared(requests, {"word": word, "word_ids": list(word_ids)}))
     return out
 

@@ -147,11 +147,17 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
         # each distinct text encoded once: for the length check and every method of the run
         with backend.tokenizer.memoized(shared.encodings(identity["tokenizer_sha256"] or identity["model"])):
             precheck_lengths(spec.name, units, backend.tokenizer, model)  # before prepare builds masked copies
-            if spec.warm is not None and spec.prepare_many is None:  # what prepare encodes, in batched tokenizer calls
+            # one request table for the run (the engine runs it as arrays) unless values are shared with other methods
+            as_table = spec.prepare_table is not None and not sharing
+            if spec.warm is not None and spec.prepare_many is None and not as_table:  # what prepare encodes, batched
                 spec.warm(units, backend.tokenizer, resolved)
             with quiet_transformers():  # its "sequence longer than ..." warning: _check_lengths says it better
-                prepared = spec.prepare_many(units, backend.tokenizer, resolved) if spec.prepare_many is not None \
-                    else [spec.prepare(u, backend.tokenizer, resolved) for u in units]
+                if as_table:
+                    prepared = spec.prepare_table(units, backend.tokenizer, resolved)  # type: ignore[misc]
+                elif spec.prepare_many is not None:
+                    prepared = spec.prepare_many(units, backend.tokenizer, resolved)
+                else:
+                    prepared = [spec.prepare(u, backend.tokenizer, resolved) for u in units]
         _check_lengths(spec, units, prepared, backend.tokenizer.max_length, model)
         key_options = spec.key_options(resolved)
         # without a cache a unit's key only has to be unique within the run: no sha256 of every unit's inputs

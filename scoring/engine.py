@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from stereoset_eval.scoring.copies import CopyTable
-from stereoset_eval.scoring.engine_rows import CopyRows, RequestRows
+from stereoset_eval.scoring.engine_rows import CopyRows, RequestRows, TableRows
 from stereoset_eval.scoring.methods.base import Method, Prepared, UnitSpec
 from stereoset_eval.scoring.records import SentenceResult
 from stereoset_eval.scoring.requests import BATCH_OVERHEAD_TOKENS, BatchRow, padded_cost
@@ -135,7 +135,7 @@ def _collect_young() -> None:
         gc.collect(1)
 
 
-Space = RequestRows | CopyRows  # the form of the rows (engine_rows)
+Space = RequestRows | CopyRows | TableRows  # the form of the rows (engine_rows)
 
 
 @dataclass
@@ -221,13 +221,19 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             one whose codes ``shared`` holds, :meth:`SharedWork.copy_table`). Units prepared as masked
             copies run as codes (:class:`~stereoset_eval.scoring.engine_rows.CopyRows`) when every unit
             has copies and, with ``shared``, a table is given; otherwise as requests. Same inputs, same
-            gathers, numbers equal to float32 batch noise.
+            gathers, numbers equal to float32 batch noise. Units prepared as rows of one
+            :class:`~stereoset_eval.scoring.table.RequestTable` run as its codes
+            (:class:`~stereoset_eval.scoring.engine_rows.TableRows`) when no values are shared: the
+            request path's rows and batches, so the same numbers.
     """
     stats = stats if stats is not None else RunStats()
     stats.overlap = overlap
     space: Space = RequestRows(prepared)
     if CopyRows.applies(prepared) and (shared is None or copy_table is not None):
         space = CopyRows(prepared, copy_table if copy_table is not None else CopyTable())
+    elif shared is None and TableRows.applies(prepared):
+        space = TableRows(prepared)
+    flat_reduce = method.reduce_flat if isinstance(space, TableRows) else None
     oom = out_of_memory_errors()
     results: list[list[SentenceResult] | None] = [
         [SentenceResult.from_json(d) for d in cached[k]] if k in cached else None for k in keys]
@@ -241,9 +247,12 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             fresh: dict[str, list[SentenceResult]] = {}
             values = group.values
             for i in group.todo:
-                outputs = space.outputs(i, values)
+                if flat_reduce is not None:  # the unit's values as one list (table rows: no cut per request)
+                    reduced = flat_reduce(units[i], prepared[i], space.flat(i, values), options)  # type: ignore[union-attr]
+                else:
+                    reduced = method.reduce(units[i], prepared[i], space.outputs(i, values), options)
                 # through JSON, so a computed result equals the same result read from the cache
-                result = SentenceResult.through_json(method.reduce(units[i], prepared[i], outputs, options))
+                result = SentenceResult.through_json(reduced)
                 results[i] = fresh[keys[i]] = result
             if commit is not None:
                 commit(fresh)

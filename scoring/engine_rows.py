@@ -9,7 +9,10 @@ grouping rule:
   :class:`~stereoset_eval.scoring.requests.BatchRow` objects (any method);
 * :class:`CopyRows` — the masked-LM methods' copies as int codes
   (:mod:`stereoset_eval.scoring.copies`): merged with ``numpy.unique``, reused and read back
-  with C-level dict operations, batched as :class:`~stereoset_eval.scoring.copies.CopyBatch`.
+  with C-level dict operations, batched as :class:`~stereoset_eval.scoring.copies.CopyBatch`;
+* :class:`TableRows` — every unit's requests as one :class:`~stereoset_eval.scoring.table.RequestTable`
+  (the StereoSet methods, ``Method.prepare_table``), run as int codes when no values are shared,
+  batched as :class:`~stereoset_eval.scoring.table.TableBatch`.
 
 A group's ``values`` map a row's key to what its gathers read: for requests, the input key to
 ``[gathers, log-probabilities]``; for copies, the code to its one log-probability.
@@ -22,6 +25,7 @@ from typing import Any, Hashable, Mapping, Protocol, Sequence
 
 from stereoset_eval.scoring.copies import CopyBatch, CopyTable
 from stereoset_eval.scoring.methods.base import Prepared
+from stereoset_eval.scoring.table import RequestTable
 from stereoset_eval.scoring.requests import (
     BatchRow, batch_cuts, group_units, merge_requests, plan_batches, plan_groups,
 )
@@ -219,3 +223,100 @@ class CopyRows:
 
     def outputs(self, i: int, values: Mapping[Any, Any]) -> list[list[float]]:
         return [[values[c]] for c in self.unit_codes[i]]
+
+
+class TableRows:
+    """Rows as int codes of one :class:`~stereoset_eval.scoring.table.RequestTable` (every unit
+    prepared as one of its rows, no values shared): the request path's groups, rows, batches and
+    gathers, built with array operations (issue 35).
+
+    A commit group's rows are its units' distinct inputs in order of first use, as
+    :func:`~stereoset_eval.scoring.requests.merge_requests` orders them; batches are cut as
+    :func:`~stereoset_eval.scoring.requests.plan_batches` cuts those rows; each row reads its
+    gathers in request order. The values are kept per gather of the table (one list for the run:
+    every gather belongs to one unit, so to one group).
+    """
+
+    def __init__(self, prepared: Sequence[Prepared]) -> None:
+        table = prepared[0].table
+        assert table is not None
+        self.table: RequestTable = table
+        self._values: list[float] = [0.0] * len(self.table.g_input)
+        self._offsets: list[int] = self.table.unit_offsets.tolist()
+
+    @staticmethod
+    def applies(prepared: Sequence[Prepared]) -> bool:
+        """True if every unit is row ``i`` of one table, in order."""
+        if not prepared or prepared[0].table is None:
+            return False
+        table = prepared[0].table
+        return table.n_units == len(prepared) and all(p.table is table and p.index == i for i, p in enumerate(prepared))
+
+    def groups(self, batch_tokens: int, items: Sequence[Hashable] | None) -> list[list[int]]:
+        codes = self.table.g_input.tolist()
+        offsets = self._offsets
+        unit_keys = [codes[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
+        return group_units(self.table.unit_longest().tolist(), unit_keys, batch_tokens, items)
+
+    def merge(self, todo: Sequence[int]) -> Any:
+        """``(codes, entries)``: the group's distinct inputs in order of first use, and its gathers."""
+        import numpy as np
+
+        from stereoset_eval.scoring.table import unit_entries
+
+        entries = unit_entries(self.table, todo)
+        codes = self.table.g_input[entries]
+        _, first = np.unique(codes, return_index=True)
+        return codes[np.sort(first)], entries
+
+    def join(self, parts: Sequence[Any]) -> Any:
+        raise NotImplementedError("table rows run without shared values: groups are never collected")
+
+    def keys(self, rows: Any) -> list[int]:
+        return rows[0].tolist()
+
+    def longest(self, rows: Any) -> int:
+        return int(self.table.lengths[rows[0]].max()) if len(rows[0]) else 0
+
+    def reuse(self, rows: Any, shared: Mapping[Any, float], values: dict[Any, Any], stats: Counter) -> Any:
+        raise NotImplementedError("table rows run without shared values (the engine uses request rows with them)")
+
+    def batches(self, rows: Any, batch_tokens: int, overhead_tokens: int) -> list[Any]:
+        """The rows cut as :func:`~stereoset_eval.scoring.requests.plan_batches` cuts requests (sorted by
+        length, ties in order of first use), each batch with its rows' gathers in row order."""
+        import numpy as np
+
+        from stereoset_eval.scoring.table import TableBatch
+
+        codes, entries = rows
+        table = self.table
+        lengths = table.lengths[codes]
+        order = np.argsort(lengths, kind="stable")
+        ordered = codes[order]
+        rank = np.full(len(table.inputs), -1, dtype=np.int64)
+        rank[ordered] = np.arange(len(ordered), dtype=np.int64)
+        entry_rank = rank[table.g_input[entries]]
+        by_row = np.argsort(entry_rank, kind="stable")  # a row's gathers keep their request order
+        entries, entry_rank = entries[by_row], entry_rank[by_row]
+        out = []
+        for start, stop in batch_cuts(lengths[order].tolist(), batch_tokens, overhead_tokens=overhead_tokens):
+            lo, hi = (int(k) for k in entry_rank.searchsorted([start, stop]))
+            out.append(TableBatch(table, ordered[start:stop], entries[lo:hi], entry_rank[lo:hi] - start))
+        return out
+
+    def read(self, batch: Any, launched: Any, values: dict[Any, Any], shared: dict[Any, float] | None) -> None:
+        """A launched :class:`TableBatch`'s values, one per gather of the table it reads."""
+        flat = launched.flat() if hasattr(launched, "flat") else [v for out in launched.result() for v in out]
+        store = self._values
+        for entry, value in zip(batch.entries.tolist(), flat):
+            store[entry] = value
+
+    def flat(self, i: int, values: Mapping[Any, Any]) -> list[float]:
+        """Unit ``i``'s gathers' values in request order (``outputs`` flattened)."""
+        return self._values[self._offsets[i]:self._offsets[i + 1]]
+
+    def outputs(self, i: int, values: Mapping[Any, Any]) -> list[list[float]]:
+        table = self.table
+        lo, hi = int(table.unit_requests[i]), int(table.unit_requests[i + 1])
+        bounds = table.request_offsets[lo:hi + 1].tolist()
+        return [self._values[start:stop] for start, stop in zip(bounds, bounds[1:])]

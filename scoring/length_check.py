@@ -63,9 +63,12 @@ def precheck_lengths(method: str, units: Sequence[UnitSpec], tokenizer: Any, mod
         if 4 * longest <= limit or (longest <= limit and all(map(str.isascii, values))):
             return  # no text can exceed the limit: token_count's first test (an ASCII text's UTF-8 bytes are its characters), for all at once
     too_long: list[tuple[UnitSpec, int, bool]] = []
+    quarter = limit // 4
     for unit in units:
-        worst, bound = 0, False
         values = list(unit.inputs.values())
+        if all(type(v) is str and (len(v) <= quarter or (len(v) <= limit and v.isascii())) for v in values):
+            continue  # token_count's first test, inline: none of the unit's texts can exceed the limit
+        worst, bound = 0, False
         for text in values if all(type(v) is str for v in values) else _texts(dict(unit.inputs)):
             n, is_bound = token_count(tokenizer, text, max_length=limit)
             if n > worst:

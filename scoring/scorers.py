@@ -24,6 +24,7 @@ from typing import Any, Sequence
 from stereoset_eval.scoring.backends import Backend
 from stereoset_eval.scoring.copies import CopyBatch
 from stereoset_eval.scoring.requests import BatchRow, Done, gather_arrays
+from stereoset_eval.scoring.table import TableBatch
 
 HEAD_CHUNK = 1024  # gathered positions per head application
 
@@ -115,6 +116,8 @@ class Scorer:
         with self.torch.inference_mode():
             if isinstance(rows, CopyBatch):  # masked copies: the batch's arrays come from the copy table
                 return OnDevice(self._run_copies(rows), rows, rows.gathers is None)
+            if isinstance(rows, TableBatch):  # a request table's rows: the batch's arrays come from the table
+                return OnDevice(self._run_table(rows), rows)
             if self.backend.kind == "nsp":
                 return Done(self._run_nsp(rows))
             single = all(len(r.gather) == 1 for r in rows)  # one gather per row (pll, crows-nangia, stereoset-mlm)
@@ -139,6 +142,19 @@ class Scorer:
         return self._gathered(self._on_device(host), order, np.ascontiguousarray(positions),
                               order if gather_rows is None else np.ascontiguousarray(gather_rows),
                               np.ascontiguousarray(targets), len(ids), True)
+
+    def _run_table(self, batch: TableBatch) -> Any:
+        """A batch of a request table's inputs: inputs and gathers built with array operations."""
+        import numpy as np
+
+        ids, attention, types, pair_rows, pair_pos, g_pair, g_target = batch.arrays(self.pad_id)
+        host = {"input_ids": ids}
+        if attention is not None:
+            host["attention_mask"] = attention
+        if types is not None:
+            host["token_type_ids"] = types
+        one_per_row = len(pair_rows) == len(ids) and bool((pair_rows == np.arange(len(ids))).all())
+        return self._gathered(self._on_device(host), pair_rows, pair_pos, g_pair, g_target, len(pair_rows), one_per_row)
 
     def _run_lm(self, rows: Sequence[BatchRow], single: bool) -> Any:
         """Every row's gathers, in row order, as one float32 tensor on the device (``single``: every

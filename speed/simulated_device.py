@@ -44,6 +44,7 @@ def simulated_scorer(per_token_s: float, overlap: bool) -> type:
     """A :class:`Scorer` subclass whose forward passes run on the simulated device."""
     from stereoset_eval.scoring.copies import CopyBatch
     from stereoset_eval.scoring.requests import gather_index
+    from stereoset_eval.scoring.table import TableBatch
     from stereoset_eval.scoring.scorers import Scorer
 
     class SimulatedScorer(Scorer):
@@ -52,7 +53,7 @@ def simulated_scorer(per_token_s: float, overlap: bool) -> type:
         asynchronous = overlap
 
         def launch(self, rows: Sequence[Any]) -> _Pending:
-            if isinstance(rows, CopyBatch):  # the real scorer's host staging of masked copies
+            if isinstance(rows, (CopyBatch, TableBatch)):  # the real scorer's host staging of copies and table rows
                 ids = rows.arrays(self.pad_id)[0]
                 padded = ids.shape[0] * ids.shape[1]
             else:

@@ -25,6 +25,7 @@ from stereoset_eval.foundation.items import Item
 from stereoset_eval.scoring.records import ScoringError, SentenceResult  # noqa: F401 - SentenceResult re-exported
 from stereoset_eval.scoring.copies import MaskedCopies
 from stereoset_eval.scoring.requests import Request
+from stereoset_eval.scoring.table import RequestTable
 from stereoset_eval.scoring.tokenization import TokenizerView
 
 MODEL_KINDS: dict[str, str] = {
@@ -78,24 +79,33 @@ class Prepared:
     method) or ``copies``: one :class:`~stereoset_eval.scoring.copies.MaskedCopies` per sentence,
     the masked-LM methods' copies in array form, which the engine runs as int codes (issue 35).
     ``requests`` of a unit prepared as copies are made from them when asked, one per copy in
-    order: what ``reduce`` receives is the same in both forms.
+    order: what ``reduce`` receives is the same in both forms. A third form, ``table`` and
+    ``index``: the unit is row ``index`` of a :class:`~stereoset_eval.scoring.table.RequestTable`
+    holding every unit's requests as arrays (``Method.prepare_table``); its ``requests`` are made
+    from the table when asked.
     """
 
-    __slots__ = ("_requests", "copies", "state")
+    __slots__ = ("_requests", "copies", "state", "table", "index")
 
     def __init__(self, requests: list[Request] | None = None, state: dict[str, Any] | None = None, *,
-                 copies: tuple[MaskedCopies, ...] | None = None) -> None:
-        if requests is not None and copies is not None:
-            raise ValueError("a unit is prepared as requests or as masked copies, not both")
-        self._requests = requests if requests is not None or copies is not None else []
+                 copies: tuple[MaskedCopies, ...] | None = None, table: RequestTable | None = None,
+                 index: int = 0) -> None:
+        if sum(x is not None for x in (requests, copies, table)) > 1:
+            raise ValueError("a unit is prepared as requests, as masked copies or as a table row, one of them")
+        self._requests = requests if requests is not None or copies is not None or table is not None else []
         self.copies = copies
         self.state = state if state is not None else {}
+        self.table = table
+        self.index = index
 
     @property
     def requests(self) -> list[Request]:
         if self._requests is None:
-            assert self.copies is not None
-            self._requests = [r for c in self.copies for r in c.requests()]
+            if self.table is not None:
+                self._requests = self.table.requests(self.index)
+            else:
+                assert self.copies is not None
+                self._requests = [r for c in self.copies for r in c.requests()]
         return self._requests
 
     @property
@@ -103,6 +113,8 @@ class Prepared:
         """Tokens of the unit's longest input (0 for none)."""
         if self.copies is not None:
             return max((len(c.input_ids) for c in self.copies), default=0)
+        if self.table is not None:
+            return int(self.table.unit_longest()[self.index])
         return max((len(r.input_ids) for r in self.requests), default=0)
 
     def __eq__(self, other: object) -> bool:
@@ -138,6 +150,13 @@ class Method:
             one per text. ``prepare`` then finds them in the run's memo; numbers are unchanged.
         prepare_many: optional; ``[prepare(u, ...) for u in units]`` in one pass (the same
             requests, state and first error), which the run then uses instead of ``warm`` and ``prepare``.
+        prepare_table: optional; what :func:`prepare_many` returns, as rows of one
+            :class:`~stereoset_eval.scoring.table.RequestTable` (the same requests and state, the
+            same first error), which the engine runs as arrays
+            (:class:`~stereoset_eval.scoring.engine_rows.TableRows`) when no values are shared.
+        reduce_flat: optional; ``reduce`` given the unit's gathers' log-probabilities as one list,
+            in request order (``outputs`` flattened): the table path hands them over without
+            cutting them into one list per request. Must return what ``reduce`` returns.
         item_shares_inputs: the units of one item share forward inputs (StereoSet's three options
             share their first masked context), so the engine keeps them in one commit group and
             runs a shared input once (:func:`~stereoset_eval.scoring.requests.plan_groups`'s
@@ -160,6 +179,8 @@ class Method:
     warm: Callable[[Sequence[UnitSpec], TokenizerView, Mapping[str, Any]], None] | None = None
     prepare_many: Callable[[Sequence[UnitSpec], TokenizerView, Mapping[str, Any]], list[Prepared]] | None = None
     item_shares_inputs: bool = False
+    prepare_table: Callable[[Sequence[UnitSpec], TokenizerView, Mapping[str, Any]], list[Prepared]] | None = None
+    reduce_flat: Callable[[UnitSpec, Prepared, list[float], Mapping[str, Any]], list[SentenceResult]] | None = None
 
     def validate_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         """Defaults filled in; unknown names and bad values raise :class:`ScoringError`."""

@@ -22,6 +22,7 @@ input shared by the three sentences of an example.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Mapping, Sequence
 
@@ -31,7 +32,8 @@ from stereoset_eval.scoring.methods.base import (
     single_sentence_units, unit_error, warm_inputs,
 )
 from stereoset_eval.scoring.records import ScoringError
-from stereoset_eval.scoring.requests import Request
+from stereoset_eval.scoring.requests import InputKey, Request
+from stereoset_eval.scoring.table import RequestTable
 from stereoset_eval.scoring.tokenization import TokenizerView
 
 INTRA = "stereoset-causal"
@@ -76,8 +78,51 @@ def intra_prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]
     return Prepared(sentence_requests(ids, start_id(tok, options)), {"ids": ids})
 
 
+def intra_prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> list[Prepared]:
+    """:func:`intra_prepare` for every unit, as the rows of one
+    :class:`~stereoset_eval.scoring.table.RequestTable` (the same requests and state, the same
+    first error): every sentence encoded in one batched call, and the gathers — the start token's
+    ``(0, t_0)``, then ``(i - 1, t_i)`` on the sentence — made with array operations."""
+    import numpy as np
+
+    tok.encode_many((u.inputs["sentence"] for u in units), special=False)
+    start = start_id(tok, options)
+    sentences: list[tuple[int, ...]] = []
+    for unit in units:
+        ids = tok.encoded(unit.inputs["sentence"], special=False)
+        if not ids:
+            raise unit_error(INTRA, unit, "the sentence encodes to no tokens")
+        sentences.append(ids)
+    inputs: list[InputKey] = [((start,), None)]  # code 0: the start token alone
+    index: dict[tuple[int, ...], int] = {}
+    codes = []
+    for ids in sentences:
+        code = index.get(ids) if len(ids) > 1 else 0
+        if code is None:
+            code = index[ids] = len(inputs)
+            inputs.append((ids, None))
+        codes.append(code)
+    n = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+    firsts = np.cumsum(n) - n  # each sentence's first gather
+    total = int(n.sum())
+    within = np.arange(total, dtype=np.int64) - np.repeat(firsts, n)  # i = 0 .. n - 1
+    g_input = np.repeat(np.array(codes, dtype=np.int64), n)
+    g_input[firsts] = 0
+    g_pos = np.maximum(within - 1, 0)  # t_0 at the start token's position 0, t_i at i - 1
+    g_target = np.fromiter(itertools.chain.from_iterable(sentences), dtype=np.int64, count=total)
+    request_offsets = np.append(np.sort(np.concatenate([firsts, firsts[n > 1] + 1])), total)
+    unit_requests = np.zeros(len(sentences) + 1, dtype=np.int64)
+    np.cumsum(1 + (n > 1), out=unit_requests[1:])
+    table = RequestTable(inputs, g_input, g_pos, g_target, request_offsets, unit_requests)
+    return [Prepared(state={"ids": list(ids)}, table=table, index=i) for i, ids in enumerate(sentences)]
+
+
 def intra_reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
-    lps = sentence_logprobs(outputs)
+    return intra_reduce_flat(unit, prep, sentence_logprobs(outputs), options)
+
+
+def intra_reduce_flat(unit: UnitSpec, prep: Prepared, lps: list[float], options: Mapping[str, Any]) -> list[SentenceResult]:
+    """:func:`intra_reduce` from every token's log-probability in order (the first from the start token)."""
     return [SentenceResult(score=math.exp(sum(lps) / len(lps)), n_tokens=len(lps), token_ids=tuple(prep.state["ids"]),
                            token_logprobs=tuple(lps))]
 
@@ -166,6 +211,8 @@ INTRA_METHOD = Method(
     reduce=intra_reduce,
     warm=warm_inputs("sentence", special=False),
     resolve=resolve,
+    prepare_table=intra_prepare_table,
+    reduce_flat=intra_reduce_flat,
 )
 
 INTER_METHOD = Method(

@@ -27,11 +27,12 @@ from __future__ import annotations
 import contextlib
 import math
 import string
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from stereoset_eval.foundation.items import Item
 from stereoset_eval.scoring.methods.base import Method, Option, Prepared, SentenceResult, UnitSpec, sentence_units, unit_error
 from stereoset_eval.scoring.requests import Request
+from stereoset_eval.scoring.table import TableBuilder
 from stereoset_eval.scoring.tokenization import TokenizerView
 
 NAME = "stereoset-mlm"
@@ -119,19 +120,12 @@ def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> P
     return Prepared(requests, {"word": word, "word_ids": word_ids})
 
 
-def prepare_many(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> list[Prepared]:
-    """What :func:`prepare` returns for every unit, in one pass (the same requests and state, the
-    same first error in unit order).
-
-    Each attribute word, each prefix decode and each masked context is made once, every kind in
-    one batched tokenizer call (:meth:`TokenizerView.encode_many`, :meth:`TokenizerView.decode_many`),
-    and the requests are built from those ids; :func:`warm` then :func:`prepare` per unit made
-    every text twice and looked each up again (issue 35: 0.35 s of tiny-bert's 1.1 s run).
-    """
-    mask_token = getattr(tok.tokenizer, "mask_token", None)
-    if mask_token is None or tok.special_id("mask") is None:  # prepare refuses it, after any unit's own error
-        return [prepare(unit, tok, options) for unit in units]
-    mask_id = tok.require_id("mask", method=NAME)
+def _masked_contexts(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]
+                     ) -> tuple[list[str | None], list[str | None], dict[str, tuple[int, ...]], list[list[str]]]:
+    """Per unit: its attribute word's text (None where it has none), the problem that refuses it
+    (None if none), every word's ids, and the unit's masked contexts; each attribute word, each
+    prefix decode and each masked context made once, every kind in one batched tokenizer call."""
+    mask_token = tok.tokenizer.mask_token
     texts: list[str | None] = []
     problems: list[str | None] = []
     for unit in units:
@@ -142,16 +136,52 @@ def prepare_many(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping
             texts.append(None)
             problems.append(f"cannot find the template word: {exc}")
     tok.encode_many((t for t in texts if t is not None), special=False)
-    word_ids_of = {t: tok.encode(t, special=False) for t in dict.fromkeys(t for t in texts if t is not None)}
+    word_ids_of = {t: tok.encoded(t, special=False) for t in dict.fromkeys(t for t in texts if t is not None)}
     tok.decode_many(ids[:i] for ids in word_ids_of.values() for i in range(1, len(ids)))
     prefixes = {t: [tok.decode(ids[:i]) + mask_token for i in range(len(ids))] for t, ids in word_ids_of.items()}
-    masked_of: list[list[str]] = []
-    for unit, text, problem in zip(units, texts, problems):
-        masked_of.append([] if text is None else [unit.inputs["context"].replace("BLANK", p) for p in prefixes[text]])
+    masked_of = [[] if text is None else [unit.inputs["context"].replace("BLANK", p) for p in prefixes[text]]
+                 for unit, text in zip(units, texts)]
     tok.encode_many((m for masked in masked_of for m in masked), special=True, with_words=False)
-    out = []
-    inputs: dict[str, tuple[tuple[int, ...], int] | None] = {}  # masked context -> (ids, first mask): the
-    # three options of an example share their first one, so each is looked up and searched once
+    return texts, problems, word_ids_of, masked_of
+
+
+def _can_batch(tok: TokenizerView) -> bool:
+    """False where prepare refuses the model itself (no mask token): after any unit's own error, as prepare does."""
+    return getattr(tok.tokenizer, "mask_token", None) is not None and tok.special_id("mask") is not None
+
+
+def prepare_many(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> list[Prepared]:
+    """What :func:`prepare` returns for every unit, in one pass (the same requests and state, the
+    same first error in unit order).
+
+    Each attribute word, each prefix decode and each masked context is made once, every kind in
+    one batched tokenizer call (:meth:`TokenizerView.encode_many`, :meth:`TokenizerView.decode_many`),
+    and the requests are built from those ids; :func:`warm` then :func:`prepare` per unit made
+    every text twice and looked each up again (issue 35: 0.35 s of tiny-bert's 1.1 s run).
+    """
+    if not _can_batch(tok):
+        return [prepare(unit, tok, options) for unit in units]
+    return [Prepared(requests, state) for requests, state in _requests_of(units, tok, options, table=None)]
+
+
+def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> list[Prepared]:
+    """:func:`prepare_many` as the rows of one :class:`~stereoset_eval.scoring.table.RequestTable`
+    (the same requests and state, the same first error): the engine runs them as arrays."""
+    if not _can_batch(tok):
+        return [prepare(unit, tok, options) for unit in units]
+    builder = TableBuilder()
+    states = [state for _, state in _requests_of(units, tok, options, table=builder)]
+    table = builder.build()
+    return [Prepared(state=state, table=table, index=i) for i, state in enumerate(states)]
+
+
+def _requests_of(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any],
+                 table: TableBuilder | None) -> Iterator[tuple[list[Request], dict[str, Any]]]:
+    """Per unit, its requests (added to ``table`` instead, when given) and its state, in unit order."""
+    mask_id = tok.require_id("mask", method=NAME)
+    texts, problems, word_ids_of, masked_of = _masked_contexts(units, tok, options)
+    inputs: dict[str, tuple[tuple[int, ...], int, int] | None] = {}  # masked context -> (ids, first mask, code):
+    # the three options of an example share their first one, so each is looked up and searched once
     for unit, text, problem, masked in zip(units, texts, problems, masked_of):
         if problem is not None:
             raise unit_error(NAME, unit, problem)
@@ -165,16 +195,25 @@ def prepare_many(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping
             found = inputs.get(context)
             if found is None:
                 ids = tok.encoded(context, special=True)
-                found = inputs[context] = (ids, ids.index(mask_id)) if mask_id in ids else None  # the first mask, as the reference
-                if found is None:
+                if mask_id not in ids:
                     raise unit_error(NAME, unit, f"no mask token in the encoded input {context!r}")
-            requests.append(Request(found[0], ((found[1], target),)))
-        out.append(Prepared(requests, {"word": word, "word_ids": list(word_ids)}))
-    return out
+                found = inputs[context] = (ids, ids.index(mask_id),  # the first mask, as the reference
+                                           table.code(ids) if table is not None else -1)  # by ids: two texts may encode alike
+            if table is not None:
+                table.request(found[2], found[1], target)
+            else:
+                requests.append(Request(found[0], ((found[1], target),)))
+        if table is not None:
+            table.end_unit()
+        yield requests, {"word": word, "word_ids": list(word_ids)}
 
 
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
-    logprobs = [out[0] for out in outputs]
+    return reduce_flat(unit, prep, [out[0] for out in outputs], options)
+
+
+def reduce_flat(unit: UnitSpec, prep: Prepared, logprobs: list[float], options: Mapping[str, Any]) -> list[SentenceResult]:
+    """:func:`reduce` from the pieces' log-probabilities (one request, one gather per piece)."""
     probs = [math.exp(lp) for lp in logprobs]
     return [SentenceResult(score=sum(probs) / len(probs), n_tokens=len(probs), token_ids=tuple(prep.state["word_ids"]),
                            token_logprobs=tuple(logprobs), extra={"template_word": prep.state["word"]})]
@@ -197,5 +236,7 @@ METHOD = Method(
     resolve=resolve,
     warm=warm,
     prepare_many=prepare_many,
+    prepare_table=prepare_table,
+    reduce_flat=reduce_flat,
     item_shares_inputs=True,  # the three options' first masked context is one input
 )

@@ -1,0 +1,166 @@
+"""Requests as arrays (issue 35): the StereoSet methods' ``prepare_table`` gives the requests and
+state of ``prepare``, and the engine's table path (``TableRows``) runs the same rows in the same
+batches as the request path, so every record is identical; a table batch sliced (an out-of-memory
+halving), read by a launcher that takes rows, or committed to the cache gives the same numbers."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+
+from stereoset_eval.foundation.items import Sentence
+from stereoset_eval.scoring import api
+from stereoset_eval.scoring.backends import load_backend
+from stereoset_eval.scoring.engine_rows import TableRows
+from stereoset_eval.scoring.methods import get_method
+from stereoset_eval.scoring.records import ScoringError
+from stereoset_eval.scoring.requests import gather_arrays
+from stereoset_eval.scoring.shared_work import SharedWork
+from stereoset_eval.scoring.settings import RunSettings
+from stereoset_eval.scoring.table import TableBatch
+
+CASES = [("tiny-bert", "stereoset-mlm"), ("tiny-roberta", "stereoset-mlm"), ("tiny-gpt2", "stereoset-causal")]
+
+
+@pytest.fixture(scope="module")
+def intra(stereoset_items) -> list:
+    return [it for it in stereoset_items if it.task == "intrasentence"][:300]
+
+
+@contextlib.contextmanager
+def request_path(method: str) -> Iterator[None]:
+    """The method without its table hooks: the general request path."""
+    spec = get_method(method)
+    saved = spec.prepare_table, spec.reduce_flat
+    object.__setattr__(spec, "prepare_table", None)
+    object.__setattr__(spec, "reduce_flat", None)
+    try:
+        yield
+    finally:
+        object.__setattr__(spec, "prepare_table", saved[0])
+        object.__setattr__(spec, "reduce_flat", saved[1])
+
+
+def score(items: list, model: str, method: str, **kwargs: Any) -> Any:
+    return api.score_items(items, model=model, method=method, device="cpu", use_cache=False, **kwargs)
+
+
+def records(score_set: Any) -> list[dict]:
+    return [r.to_dict() for r in score_set.records]
+
+
+@pytest.mark.parametrize(("model", "method"), CASES)
+def test_prepare_table_gives_the_requests_and_state_of_prepare(models_dir, intra, model, method):
+    spec = get_method(method)
+    kind = "causal" if method == "stereoset-causal" else "masked"
+    tok = load_backend(str(models_dir / model), kind=kind, device="cpu").tokenizer
+    options = spec.resolve(tok, spec.validate_options({}))
+    units = spec.units(intra, options)
+    with tok.memoized({}):
+        one_by_one = [spec.prepare(u, tok, options) for u in units]
+    with tok.memoized({}):
+        assert spec.prepare_table is not None
+        table = spec.prepare_table(units, tok, options)
+    assert TableRows.applies(table)
+    assert table == one_by_one  # requests (made from the table) and state
+    assert [p.longest for p in table] == [p.longest for p in one_by_one]
+
+
+@pytest.mark.parametrize(("model", "method"), CASES)
+def test_table_path_records_equal_the_request_path(models_dir, intra, model, method):
+    path = str(models_dir / model)
+    table = score(intra, path, method)
+    with request_path(method):
+        requests = score(intra, path, method)
+    assert records(table) == records(requests)  # bit for bit: the same rows in the same batches
+    assert table.provenance["run"]["execution"] == requests.provenance["run"]["execution"]
+
+
+def test_shared_values_take_the_request_path_with_equal_numbers(models_dir, intra):
+    path = str(models_dir / "tiny-bert")
+    shared = score(intra, path, "stereoset-mlm", shared=SharedWork(), settings=RunSettings(share_masked_inputs="on"))
+    alone = score(intra, path, "stereoset-mlm")
+    assert [r.sentence_id for r in shared.records] == [r.sentence_id for r in alone.records]
+    assert max(abs(a.score - b.score) for a, b in zip(shared.records, alone.records)) < 1e-6
+
+
+@pytest.mark.parametrize("method", ["stereoset-mlm", "stereoset-causal"])
+def test_table_path_on_the_fake_model_and_the_cache(tmp_path, intra, method):
+    model = "fake:causal" if method == "stereoset-causal" else "fake:masked"
+    computed = api.score_items(intra, model=model, method=method, cache_dir=tmp_path)
+    cached = api.score_items(intra, model=model, method=method, cache_dir=tmp_path)
+    with request_path(method):
+        requests = score(intra, model, method)
+    assert computed.cache_stats["computed"] == len(computed.records) and cached.cache_stats["hits"] == len(cached.records)
+    assert records(computed) == records(cached) == records(requests)
+
+
+def test_a_sliced_table_batch_reads_what_its_rows_read(models_dir, intra):
+    spec = get_method("stereoset-mlm")
+    tok = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu").tokenizer
+    options = spec.resolve(tok, spec.validate_options({}))
+    with tok.memoized({}):
+        prepared = spec.prepare_table(spec.units(intra[:40], options), tok, options)
+    rows = TableRows(prepared)
+    (group,) = rows.groups(10**6, None)
+    (batch,) = rows.batches(rows.merge(group), 10**6, 10**9)  # one padded batch
+    assert isinstance(batch, TableBatch) and len(batch) == len(rows.keys(rows.merge(group)))
+    half = len(batch) // 2
+    parts = [batch[:half], batch[half:]]
+    assert [r for part in parts for r in part] == list(batch)
+    assert np.concatenate([p.entries for p in parts]).tolist() == batch.entries.tolist()
+    ids, attention, _, pair_rows, pair_pos, g_pair, g_target = batch.arrays(pad_id=0)
+    expected = gather_arrays(list(batch))
+    assert [pair_rows.tolist(), pair_pos.tolist(), g_pair.tolist(), g_target.tolist()] == [a.tolist() for a in expected]
+    lengths = [len(r.input_ids) for r in batch]
+    assert ids.shape == (len(batch), max(lengths))
+    assert [ids[i, :n].tolist() for i, n in enumerate(lengths)] == [list(r.input_ids) for r in batch]
+    assert (attention is None) == (len(set(lengths)) == 1)
+
+
+def test_an_out_of_memory_halving_of_a_table_batch_gives_the_same_records(models_dir, intra, monkeypatch):
+    import torch
+
+    from stereoset_eval.scoring.scorers import Scorer
+
+    path = str(models_dir / "tiny-gpt2")
+    expected = records(score(intra, path, "stereoset-causal"))
+    real = Scorer.launch
+    halved = []
+
+    def small_batches_only(self: Scorer, rows: Any) -> Any:
+        if len(rows) > 64:
+            halved.append(len(rows))
+            raise torch.OutOfMemoryError("simulated")
+        return real(self, rows)
+
+    monkeypatch.setattr(Scorer, "launch", small_batches_only)
+    result = score(intra, path, "stereoset-causal")
+    assert halved and result.provenance["run"]["execution"]["oom_halvings"]
+    got = records(result)
+    assert [r["sentence_id"] for r in got] == [r["sentence_id"] for r in expected]
+    assert max(abs(a["score"] - b["score"]) for a, b in zip(got, expected)) < 1e-6  # other batches: float32 noise only
+
+
+def test_prepare_table_raises_the_first_unit_error(models_dir, intra):
+    spec = get_method("stereoset-mlm")
+    tok = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu").tokenizer
+    options = spec.resolve(tok, spec.validate_options({}))
+    good = intra[0]
+    short = dataclasses.replace(good, id="short", sentences=type(good.sentences)([Sentence("short:0", "Too short", "stereotype")]))
+    units = spec.units([good, short, good], options)
+    with tok.memoized({}), pytest.raises(ScoringError, match="item short .*cannot find the template word"):
+        spec.prepare_table(units, tok, options)
+    causal = get_method("stereoset-causal")
+    gpt2 = load_backend(str(models_dir / "tiny-gpt2"), kind="causal", device="cpu").tokenizer
+    c_options = causal.resolve(gpt2, causal.validate_options({}))
+    empty = dataclasses.replace(good, id="empty", sentences=type(good.sentences)([Sentence("empty:0", "", "stereotype")]))
+    c_units = causal.units([good, empty], c_options)
+    for run in (lambda: [causal.prepare(u, gpt2, c_options) for u in c_units],
+                lambda: causal.prepare_table(c_units, gpt2, c_options)):
+        with gpt2.memoized({}), pytest.raises(ScoringError, match="item empty .*encodes to no tokens"):
+            run()

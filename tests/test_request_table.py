@@ -23,7 +23,8 @@ from stereoset_eval.scoring.shared_work import SharedWork
 from stereoset_eval.scoring.settings import RunSettings
 from stereoset_eval.scoring.table import TableBatch
 
-CASES = [("tiny-bert", "stereoset-mlm"), ("tiny-roberta", "stereoset-mlm"), ("tiny-gpt2", "stereoset-causal")]
+CASES = [("tiny-bert", "stereoset-mlm"), ("tiny-roberta", "stereoset-mlm"), ("tiny-gpt2", "stereoset-causal"),
+         ("tiny-gpt2", "causal-ll")]
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +57,7 @@ def records(score_set: Any) -> list[dict]:
 @pytest.mark.parametrize(("model", "method"), CASES)
 def test_prepare_table_gives_the_requests_and_state_of_prepare(models_dir, intra, model, method):
     spec = get_method(method)
-    kind = "causal" if method == "stereoset-causal" else "masked"
-    tok = load_backend(str(models_dir / model), kind=kind, device="cpu").tokenizer
+    tok = load_backend(str(models_dir / model), kind=spec.model_kind, device="cpu").tokenizer
     options = spec.resolve(tok, spec.validate_options({}))
     units = spec.units(intra, options)
     with tok.memoized({}):
@@ -88,9 +88,9 @@ def test_shared_values_take_the_request_path_with_equal_numbers(models_dir, intr
     assert max(abs(a.score - b.score) for a, b in zip(shared.records, alone.records)) < 1e-6
 
 
-@pytest.mark.parametrize("method", ["stereoset-mlm", "stereoset-causal"])
+@pytest.mark.parametrize("method", ["stereoset-mlm", "stereoset-causal", "causal-ll"])
 def test_table_path_on_the_fake_model_and_the_cache(tmp_path, intra, method):
-    model = "fake:causal" if method == "stereoset-causal" else "fake:masked"
+    model = f"fake:{get_method(method).model_kind}"
     computed = api.score_items(intra, model=model, method=method, cache_dir=tmp_path)
     cached = api.score_items(intra, model=model, method=method, cache_dir=tmp_path)
     with request_path(method):

@@ -9,7 +9,8 @@ part of the same forward pass (the sentence sits at positions 1..n).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import itertools
+from typing import Any, Mapping, Sequence
 
 from stereoset_eval.scoring.methods.base import (
     Method, Option, Prepared, SentenceResult, UnitSpec, accepts_any_sentences, single_sentence_units, unit_error,
@@ -17,7 +18,8 @@ from stereoset_eval.scoring.methods.base import (
 )
 from stereoset_eval.scoring.methods.stereoset_causal import resolve as resolve_start_token
 from stereoset_eval.scoring.methods.stereoset_causal import start_id
-from stereoset_eval.scoring.requests import Request
+from stereoset_eval.scoring.requests import InputKey, Request
+from stereoset_eval.scoring.table import RequestTable
 from stereoset_eval.scoring.tokenization import TokenizerView
 
 NAME = "causal-ll"
@@ -31,8 +33,45 @@ def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> P
     return Prepared([Request(tuple([prefix] + ids), tuple((i, t) for i, t in enumerate(ids)))], {"ids": ids})
 
 
+def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> list[Prepared]:
+    """:func:`prepare` for every unit, as the rows of one :class:`~stereoset_eval.scoring.table.RequestTable`
+    (the same request and state, the same first error): every sentence encoded in one batched call,
+    its gathers ``(i, t_i)`` on ``[prefix] + ids`` made with array operations."""
+    import numpy as np
+
+    tok.encode_many((u.inputs["sentence"] for u in units), special=False)
+    prefix = start_id(tok, options)
+    sentences = []
+    for unit in units:
+        ids = tok.encoded(unit.inputs["sentence"], special=False)
+        if not ids:
+            raise unit_error(NAME, unit, "the sentence encodes to no tokens")
+        sentences.append(ids)
+    index: dict[tuple[int, ...], int] = {}
+    inputs: list[InputKey] = []
+    codes = []
+    for ids in sentences:
+        code = index.get(ids)
+        if code is None:
+            code = index[ids] = len(inputs)
+            inputs.append(((prefix,) + ids, None))
+        codes.append(code)
+    n = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+    firsts = np.cumsum(n) - n
+    total = int(n.sum())
+    table = RequestTable(inputs, np.repeat(np.array(codes, dtype=np.int64), n),
+                         np.arange(total, dtype=np.int64) - np.repeat(firsts, n),  # t_i read at position i
+                         np.fromiter(itertools.chain.from_iterable(sentences), dtype=np.int64, count=total),
+                         np.append(firsts, total), np.arange(len(sentences) + 1, dtype=np.int64))
+    return [Prepared(state={"ids": list(ids)}, table=table, index=i) for i, ids in enumerate(sentences)]
+
+
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
-    lps = list(outputs[0])
+    return reduce_flat(unit, prep, list(outputs[0]), options)
+
+
+def reduce_flat(unit: UnitSpec, prep: Prepared, lps: list[float], options: Mapping[str, Any]) -> list[SentenceResult]:
+    """:func:`reduce` from the tokens' log-probabilities in order (the one request's outputs)."""
     return [SentenceResult(score=sum(lps), n_tokens=len(lps), token_ids=tuple(prep.state["ids"]), token_logprobs=tuple(lps))]
 
 
@@ -50,4 +89,6 @@ METHOD = Method(
     reduce=reduce,
     warm=warm_inputs("sentence", special=False),
     resolve=resolve_start_token,
+    prepare_table=prepare_table,
+    reduce_flat=reduce_flat,
 )

@@ -170,14 +170,21 @@ def gather_arrays(rows: Sequence[BatchRow]) -> tuple[Any, Any, Any, Any]:
                        dtype=np.int64, count=2 * int(counts.sum())).reshape(-1, 2)
     row_of = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
     positions, targets = flat[:, 0], flat[:, 1]
+    return (*first_use_pairs(row_of, positions), np.ascontiguousarray(targets))
+
+
+def first_use_pairs(row_of: Any, positions: Any) -> tuple[Any, Any, Any]:
+    """``(pair rows, pair positions, each gather's pair)`` for gathers at ``(row_of[k], positions[k])``
+    (int64 arrays): the distinct pairs in order of first use, as :func:`gather_index` numbers them."""
+    import numpy as np
+
     keys = row_of * (int(positions.max(initial=0)) + 1) + positions
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")  # the distinct pairs in order of first use, as gather_index
+    order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order), dtype=np.int64)
     firsts = first[order]
-    return (np.ascontiguousarray(row_of[firsts]), np.ascontiguousarray(positions[firsts]),
-            rank[inverse.reshape(-1)], np.ascontiguousarray(targets))
+    return np.ascontiguousarray(row_of[firsts]), np.ascontiguousarray(positions[firsts]), rank[inverse.reshape(-1)]
 
 
 def one_pair_per_row(pairs: Sequence[tuple[int, int]], n_rows: int) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Sequence, overload
 
-from stereoset_eval.scoring.requests import BatchRow, InputKey, Request
+from stereoset_eval.scoring.requests import BatchRow, InputKey, Request, first_use_pairs
 
 
 class TableBuilder:
@@ -204,16 +204,8 @@ class TableBatch(Sequence[BatchRow]):
             attention = (np.arange(width)[None, :] < row_lengths[:, None]).astype(np.int64)
             ids[ids < 0] = pad_id
         token_types = np.ascontiguousarray(types[self.codes, :width]) if types is not None else None
-        positions = self.table.g_pos[self.entries]
-        keys = self.entry_rows * (width + 1) + positions
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        order = np.argsort(first, kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order), dtype=np.int64)
-        firsts = first[order]
-        return (ids, attention, token_types, np.ascontiguousarray(self.entry_rows[firsts]),
-                np.ascontiguousarray(positions[firsts]), rank[inverse.reshape(-1)],
-                np.ascontiguousarray(self.table.g_target[self.entries]))
+        pair_rows, pair_pos, g_pair = first_use_pairs(self.entry_rows, self.table.g_pos[self.entries])
+        return ids, attention, token_types, pair_rows, pair_pos, g_pair, np.ascontiguousarray(self.table.g_target[self.entries])
 
 
 def unit_entries(table: RequestTable, units: Iterable[int]) -> Any:

@@ -99,6 +99,20 @@ def test_table_path_on_the_fake_model_and_the_cache(tmp_path, intra, method):
     assert records(computed) == records(cached) == records(requests)
 
 
+def test_table_path_computes_only_what_the_cache_lacks(tmp_path, models_dir, intra):
+    """A run whose first units are cached computes the rest from the table (a commit group of some
+    of its units), with the numbers of a run that computed everything."""
+    path = str(models_dir / "tiny-gpt2")
+    api.score_items(intra[:100], model=path, method="stereoset-causal", cache_dir=tmp_path)
+    part = api.score_items(intra, model=path, method="stereoset-causal", cache_dir=tmp_path, batch_tokens=2048)
+    whole = score(intra, path, "stereoset-causal", batch_tokens=2048)
+    hits, computed = part.cache_stats["hits"], part.cache_stats["computed"]
+    assert hits >= 300 and computed > 0 and hits + computed == 900  # (a sentence met again later is a hit too)
+    got, expected = records(part), records(whole)
+    assert [r["sentence_id"] for r in got] == [r["sentence_id"] for r in expected]
+    assert max(abs(a["score"] - b["score"]) for a, b in zip(got, expected)) < 1e-6  # other batches: float32 noise
+
+
 def test_a_sliced_table_batch_reads_what_its_rows_read(models_dir, intra):
     spec = get_method("stereoset-mlm")
     tok = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu").tokenizer

@@ -147,8 +147,7 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
         # each distinct text encoded once: for the length check and every method of the run
         with backend.tokenizer.memoized(shared.encodings(identity["tokenizer_sha256"] or identity["model"])):
             precheck_lengths(spec.name, units, backend.tokenizer, model)  # before prepare builds masked copies
-            # one request table for the run (the engine runs it as arrays) unless values are shared with other methods
-            as_table = spec.prepare_table is not None and not sharing
+            as_table = spec.prepare_table is not None  # one request table for the run: the engine runs it as arrays
             if spec.warm is not None and spec.prepare_many is None and not as_table:  # what prepare encodes, batched
                 spec.warm(units, backend.tokenizer, resolved)
             with quiet_transformers():  # its "sequence longer than ..." warning: _check_lengths says it better

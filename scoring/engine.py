@@ -223,15 +223,15 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             has copies and, with ``shared``, a table is given; otherwise as requests. Same inputs, same
             gathers, numbers equal to float32 batch noise. Units prepared as rows of one
             :class:`~stereoset_eval.scoring.table.RequestTable` run as its codes
-            (:class:`~stereoset_eval.scoring.engine_rows.TableRows`) when no values are shared: the
-            request path's rows and batches, so the same numbers.
+            (:class:`~stereoset_eval.scoring.engine_rows.TableRows`): the request path's rows and
+            batches, so the same numbers, and ``shared`` keyed as the request path keys it.
     """
     stats = stats if stats is not None else RunStats()
     stats.overlap = overlap
     space: Space = RequestRows(prepared)
     if CopyRows.applies(prepared) and (shared is None or copy_table is not None):
         space = CopyRows(prepared, copy_table if copy_table is not None else CopyTable())
-    elif shared is None and TableRows.applies(prepared):
+    elif TableRows.applies(prepared):
         space = TableRows(prepared)
     flat_reduce = method.reduce_flat if isinstance(space, TableRows) else None
     oom = out_of_memory_errors()

@@ -21,7 +21,7 @@ A group's ``values`` map a row's key to what its gathers read: for requests, the
 from __future__ import annotations
 
 import itertools
-from typing import Any, Hashable, Mapping, Protocol, Sequence
+from typing import Any, Hashable, Mapping, Protocol, Sequence, cast
 
 from stereoset_eval.scoring.copies import CopyBatch, CopyTable
 from stereoset_eval.scoring.methods.base import Prepared
@@ -225,16 +225,32 @@ class CopyRows:
         return [[values[c]] for c in self.unit_codes[i]]
 
 
+class TableGroup:
+    """A commit group's rows on the table path: its distinct inputs (``codes``, in order of first
+    use) and the table's gathers it reads (``entries``); its length is its number of rows."""
+
+    __slots__ = ("codes", "entries")
+
+    def __init__(self, codes: Any, entries: Any) -> None:
+        self.codes = codes
+        self.entries = entries
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+
 class TableRows:
     """Rows as int codes of one :class:`~stereoset_eval.scoring.table.RequestTable` (every unit
-    prepared as one of its rows, no values shared): the request path's groups, rows, batches and
-    gathers, built with array operations (issue 35).
+    prepared as one of its rows): the request path's groups, rows, batches and gathers, built with
+    array operations (issue 35).
 
     A commit group's rows are its units' distinct inputs in order of first use, as
     :func:`~stereoset_eval.scoring.requests.merge_requests` orders them; batches are cut as
     :func:`~stereoset_eval.scoring.requests.plan_batches` cuts those rows; each row reads its
     gathers in request order. The values are kept per gather of the table (one list for the run:
-    every gather belongs to one unit, so to one group).
+    every gather belongs to one unit, so to one group); a group's ``values`` only mark the rows read.
+    Values shared across methods are keyed as the request path keys them,
+    ``((input ids, token type ids), position, target)``, so either path reuses the other's.
     """
 
     def __init__(self, prepared: Sequence[Prepared]) -> None:
@@ -259,27 +275,51 @@ class TableRows:
         return group_units(self.table.unit_longest().tolist(), unit_keys, batch_tokens, items)
 
     def merge(self, todo: Sequence[int]) -> Any:
-        """``(codes, entries)``: the group's distinct inputs in order of first use, and its gathers."""
-        import numpy as np
-
+        """The group's distinct inputs in order of first use, and its gathers."""
         from stereoset_eval.scoring.table import unit_entries
 
         entries = unit_entries(self.table, todo)
-        codes = self.table.g_input[entries]
-        _, first = np.unique(codes, return_index=True)
-        return codes[np.sort(first)], entries
+        return TableGroup(_first_use(self.table.g_input[entries]), entries)
 
     def join(self, parts: Sequence[Any]) -> Any:
-        raise NotImplementedError("table rows run without shared values: groups are never collected")
+        """Several groups' rows as one set (an input two of them need runs once)."""
+        import numpy as np
+
+        return TableGroup(_first_use(np.concatenate([p.codes for p in parts])), np.concatenate([p.entries for p in parts]))
 
     def keys(self, rows: Any) -> list[int]:
-        return rows[0].tolist()
+        return rows.codes.tolist()
 
     def longest(self, rows: Any) -> int:
-        return int(self.table.lengths[rows[0]].max()) if len(rows[0]) else 0
+        return int(self.table.lengths[rows.codes].max()) if len(rows) else 0
+
+    def _shared_keys(self, entries: Any) -> list[tuple[Any, int, int]]:
+        table = self.table
+        inputs = table.inputs
+        return [(inputs[c], p, t) for c, p, t in zip(table.g_input[entries].tolist(), table.g_pos[entries].tolist(),
+                                                      table.g_target[entries].tolist())]
 
     def reuse(self, rows: Any, shared: Mapping[Any, float], values: dict[Any, Any], stats: Counter) -> Any:
-        raise NotImplementedError("table rows run without shared values (the engine uses request rows with them)")
+        """The rows still to run; a row whose every gather is in ``shared`` takes its values from there."""
+        import numpy as np
+
+        if not shared or not len(rows):
+            return rows
+        got = list(map(shared.get, self._shared_keys(rows.entries)))
+        found = np.fromiter((v is not None for v in got), dtype=bool, count=len(got))
+        if not found.any():
+            return rows
+        entry_codes = self.table.g_input[rows.entries]
+        left = np.unique(entry_codes[~found])  # a row with any gather missing runs
+        reused_entry = ~np.isin(entry_codes, left)
+        store = self._values
+        for entry, value in zip(rows.entries[reused_entry].tolist(), (v for v, r in zip(got, reused_entry) if r)):
+            store[entry] = cast(float, value)  # found: not None
+        keep = np.isin(rows.codes, left)
+        for code in rows.codes[~keep].tolist():
+            values[code] = None  # read (from the shared values)
+        stats.rows_reused += int((~keep).sum())
+        return TableGroup(rows.codes[keep], rows.entries[~reused_entry])
 
     def batches(self, rows: Any, batch_tokens: int, overhead_tokens: int) -> list[Any]:
         """The rows cut as :func:`~stereoset_eval.scoring.requests.plan_batches` cuts requests (sorted by
@@ -288,7 +328,7 @@ class TableRows:
 
         from stereoset_eval.scoring.table import TableBatch
 
-        codes, entries = rows
+        codes, entries = rows.codes, rows.entries
         table = self.table
         lengths = table.lengths[codes]
         order = np.argsort(lengths, kind="stable")
@@ -305,11 +345,15 @@ class TableRows:
         return out
 
     def read(self, batch: Any, launched: Any, values: dict[Any, Any], shared: dict[Any, float] | None) -> None:
-        """A launched :class:`TableBatch`'s values, one per gather of the table it reads."""
+        """A launched :class:`TableBatch`'s values, one per gather of the table it reads (and into ``shared``)."""
         flat = launched.flat() if hasattr(launched, "flat") else [v for out in launched.result() for v in out]
         store = self._values
-        for entry, value in zip(batch.entries.tolist(), flat):
+        entries = batch.entries.tolist()
+        for entry, value in zip(entries, flat):
             store[entry] = value
+        values.update(dict.fromkeys(batch.codes.tolist()))  # the rows read (the values stay in the space)
+        if shared is not None:
+            shared.update(zip(self._shared_keys(batch.entries), flat))
 
     def flat(self, i: int, values: Mapping[Any, Any]) -> list[float]:
         """Unit ``i``'s gathers' values in request order (``outputs`` flattened)."""
@@ -320,3 +364,11 @@ class TableRows:
         lo, hi = int(table.unit_requests[i]), int(table.unit_requests[i + 1])
         bounds = table.request_offsets[lo:hi + 1].tolist()
         return [self._values[start:stop] for start, stop in zip(bounds, bounds[1:])]
+
+
+def _first_use(codes: Any) -> Any:
+    """The distinct ``codes`` in order of first appearance."""
+    import numpy as np
+
+    _, first = np.unique(codes, return_index=True)
+    return codes[np.sort(first)]

@@ -1,7 +1,8 @@
 """Requests as arrays (issue 35): the StereoSet methods' ``prepare_table`` gives the requests and
 state of ``prepare``, and the engine's table path (``TableRows``) runs the same rows in the same
 batches as the request path, so every record is identical; a table batch sliced (an out-of-memory
-halving), read by a launcher that takes rows, or committed to the cache gives the same numbers."""
+halving), read by a launcher that takes rows, committed to the cache or reading values shared with
+other runs gives the same numbers."""
 
 from __future__ import annotations
 
@@ -80,12 +81,44 @@ def test_table_path_records_equal_the_request_path(models_dir, intra, model, met
     assert table.provenance["run"]["execution"] == requests.provenance["run"]["execution"]
 
 
-def test_shared_values_take_the_request_path_with_equal_numbers(models_dir, intra):
+@pytest.mark.parametrize("first_path", ["table", "requests"])
+def test_shared_values_are_reused_across_runs_and_paths(models_dir, intra, first_path):
+    """With values shared across methods (a study), the table path reads and writes them keyed as the
+    request path does: a second run of the same inputs, on either path, runs nothing."""
     path = str(models_dir / "tiny-bert")
-    shared = score(intra, path, "stereoset-mlm", shared=SharedWork(), settings=RunSettings(share_masked_inputs="on"))
     alone = score(intra, path, "stereoset-mlm")
-    assert [r.sentence_id for r in shared.records] == [r.sentence_id for r in alone.records]
-    assert max(abs(a.score - b.score) for a, b in zip(shared.records, alone.records)) < 1e-6
+    work = SharedWork()
+    settings = RunSettings(share_masked_inputs="on")
+    if first_path == "requests":
+        with request_path("stereoset-mlm"):
+            first = score(intra, path, "stereoset-mlm", shared=work, settings=settings)
+    else:
+        first = score(intra, path, "stereoset-mlm", shared=work, settings=settings)
+    second = score(intra, path, "stereoset-mlm", shared=work, settings=settings)
+    assert records(first) == records(alone)  # nothing to reuse yet: the same batches
+    assert second.provenance["run"]["execution"]["rows_computed"] == 0
+    assert second.provenance["run"]["execution"]["rows_reused"] == first.provenance["run"]["execution"]["rows_computed"]
+    assert records(second) == records(alone)
+
+
+def test_partly_shared_values_run_only_the_rest(models_dir, intra, monkeypatch):
+    """Rows whose every gather another run computed are reused; the rest run, small leftovers of
+    several groups together; every number equals the run alone to float32 noise."""
+    path = str(models_dir / "tiny-gpt2")
+    work = SharedWork()
+    settings = RunSettings(share_masked_inputs="on")
+    score([it for k, it in enumerate(intra) if k % 3], path, "stereoset-causal", shared=work, settings=settings)
+    joined = []
+    real_join = TableRows.join
+    monkeypatch.setattr(TableRows, "join", lambda self, parts: joined.append(len(parts)) or real_join(self, parts))
+    both = score(intra, path, "stereoset-causal", shared=work, settings=settings, batch_tokens=2048)
+    assert joined and max(joined) > 1  # leftovers of several groups ran in one launch
+    alone = score(intra, path, "stereoset-causal", batch_tokens=2048)
+    execution = both.provenance["run"]["execution"]
+    assert execution["rows_reused"] > 0 and execution["rows_computed"] > 0
+    got, expected = records(both), records(alone)
+    assert [r["sentence_id"] for r in got] == [r["sentence_id"] for r in expected]
+    assert max(abs(a["score"] - b["score"]) for a, b in zip(got, expected)) < 1e-6
 
 
 @pytest.mark.parametrize("method", ["stereoset-mlm", "stereoset-causal", "causal-ll"])

@@ -25,6 +25,7 @@ Option ``leading_space``:
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import string
 from typing import Any, Iterator, Mapping, Sequence
@@ -53,16 +54,23 @@ def template_word(context: str, sentence: str) -> str:
     >>> template_word("BLANK people are rich.", "Chinese-American people are rich.")
     'ChineseAmerican'
     """
-    word_idx = None
-    for idx, word in enumerate(context.split(" ")):
-        if "BLANK" in word:
-            word_idx = idx
+    word_idx = _blank_index(context)
     if word_idx is None:
         raise ValueError("the context has no BLANK")
     words = sentence.split(" ")
     if word_idx >= len(words):
         raise ValueError(f"the sentence has {len(words)} words; the BLANK is word {word_idx + 1} of the context")
     return words[word_idx].translate(_PUNCTUATION)
+
+
+@functools.lru_cache(maxsize=4096)  # an example's three sentences share their context
+def _blank_index(context: str) -> int | None:
+    """The index of the last single-space-separated word of ``context`` that contains ``BLANK``."""
+    word_idx = None
+    for idx, word in enumerate(context.split(" ")):
+        if "BLANK" in word:
+            word_idx = idx
+    return word_idx
 
 
 def units(items: Sequence[Item], options: Mapping[str, Any]) -> list[UnitSpec]:

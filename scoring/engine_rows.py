@@ -11,8 +11,8 @@ grouping rule:
   (:mod:`stereoset_eval.scoring.copies`): merged with ``numpy.unique``, reused and read back
   with C-level dict operations, batched as :class:`~stereoset_eval.scoring.copies.CopyBatch`;
 * :class:`TableRows` — every unit's requests as one :class:`~stereoset_eval.scoring.table.RequestTable`
-  (the StereoSet methods, ``Method.prepare_table``), run as int codes when no values are shared,
-  batched as :class:`~stereoset_eval.scoring.table.TableBatch`.
+  (the StereoSet methods and ``causal-ll``, ``Method.prepare_table``), run as int codes, batched
+  as :class:`~stereoset_eval.scoring.table.TableBatch`.
 
 A group's ``values`` map a row's key to what its gathers read: for requests, the input key to
 ``[gathers, log-probabilities]``; for copies, the code to its one log-probability.
@@ -215,7 +215,7 @@ class CopyRows:
 
     def read(self, batch: Any, launched: Any, values: dict[Any, Any], shared: dict[Any, float] | None) -> None:
         """A launched :class:`CopyBatch`'s values into ``values`` (and ``shared``), by code."""
-        flat = launched.flat() if hasattr(launched, "flat") else [v for out in launched.result() for v in out]
+        flat = _flat_values(launched)
         pairs = list(zip(batch.read_codes.tolist(), flat))
         values.update(pairs)
         if shared is not None:
@@ -346,7 +346,7 @@ class TableRows:
 
     def read(self, batch: Any, launched: Any, values: dict[Any, Any], shared: dict[Any, float] | None) -> None:
         """A launched :class:`TableBatch`'s values, one per gather of the table it reads (and into ``shared``)."""
-        flat = launched.flat() if hasattr(launched, "flat") else [v for out in launched.result() for v in out]
+        flat = _flat_values(launched)
         store = self._values
         entries = batch.entries.tolist()
         for entry, value in zip(entries, flat):
@@ -364,6 +364,12 @@ class TableRows:
         lo, hi = int(table.unit_requests[i]), int(table.unit_requests[i + 1])
         bounds = table.request_offsets[lo:hi + 1].tolist()
         return [self._values[start:stop] for start, stop in zip(bounds, bounds[1:])]
+
+
+def _flat_values(launched: Any) -> list[float]:
+    """A launched batch's values, every row's gathers in row order as one list (a scorer's handle
+    gives them flat; a launcher that takes rows gives one list per row)."""
+    return launched.flat() if hasattr(launched, "flat") else [v for out in launched.result() for v in out]
 
 
 def _first_use(codes: Any) -> Any:

@@ -31,9 +31,16 @@ def _texts(value: Any) -> Iterator[str]:
             yield from _texts(v)
 
 
+def cannot_exceed(text: str, max_length: int) -> bool:
+    """True if ``text`` cannot encode to more than ``max_length`` tokens: every token covers a byte or
+    more, a character at most 4 (an ASCII text's UTF-8 bytes are its characters, so it is not encoded)."""
+    n = len(text)
+    return 4 * n <= max_length or (n <= max_length and (text.isascii() or len(text.encode("utf-8")) <= max_length))
+
+
 def token_count(tokenizer: Any, text: str, *, max_length: int) -> tuple[int, bool]:
     """(tokens of ``text``, whether it is a lower bound from a prefix) — bounded work per text."""
-    if 4 * len(text) <= max_length or len(text.encode("utf-8")) <= max_length:  # every token covers a byte or more (a character at most 4): cannot exceed
+    if cannot_exceed(text, max_length):
         return 0, True  # (not counted: the exact check after prepare sees the real lengths)
     window = (max_length + _SLACK + 1) * _CHARS_PER_TOKEN_BOUND
     if len(text) > window:
@@ -57,17 +64,11 @@ def _added_specials(tokenizer: Any) -> int:
 def precheck_lengths(method: str, units: Sequence[UnitSpec], tokenizer: Any, model: str) -> None:
     """ScoringError listing the units one of whose texts alone exceeds ``tokenizer.max_length``."""
     limit = int(tokenizer.max_length)
-    values = [v for unit in units for v in unit.inputs.values()]
-    if values and all(type(v) is str for v in values):
-        longest = max(map(len, values))
-        if 4 * longest <= limit or (longest <= limit and all(map(str.isascii, values))):
-            return  # no text can exceed the limit: token_count's first test (an ASCII text's UTF-8 bytes are its characters), for all at once
     too_long: list[tuple[UnitSpec, int, bool]] = []
-    quarter = limit // 4
     for unit in units:
         values = list(unit.inputs.values())
-        if all(type(v) is str and (len(v) <= quarter or (len(v) <= limit and v.isascii())) for v in values):
-            continue  # token_count's first test, inline: none of the unit's texts can exceed the limit
+        if all(type(v) is str and cannot_exceed(v, limit) for v in values):
+            continue  # token_count's first test for every text of the unit, without a call per text
         worst, bound = 0, False
         for text in values if all(type(v) is str for v in values) else _texts(dict(unit.inputs)):
             n, is_bound = token_count(tokenizer, text, max_length=limit)

@@ -208,6 +208,19 @@ class TableBatch(Sequence[BatchRow]):
         return ids, attention, token_types, pair_rows, pair_pos, g_pair, np.ascontiguousarray(self.table.g_target[self.entries])
 
 
+def concatenated(sequences: Sequence[Sequence[int]]) -> tuple[Any, Any, Any]:
+    """``(lengths, first offsets, every element in order)`` of ``sequences`` as int64 arrays: the
+    per-token layout the causal methods build their gathers from."""
+    import itertools
+
+    import numpy as np
+
+    lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
+    firsts = np.cumsum(lengths) - lengths
+    flat = np.fromiter(itertools.chain.from_iterable(sequences), dtype=np.int64, count=int(lengths.sum()))
+    return lengths, firsts, flat
+
+
 def unit_entries(table: RequestTable, units: Iterable[int]) -> Any:
     """The table's gathers of ``units``, unit by unit in order (an int64 array), with array operations."""
     import numpy as np

@@ -43,7 +43,7 @@ class _Pending:
 def simulated_scorer(per_token_s: float, overlap: bool) -> type:
     """A :class:`Scorer` subclass whose forward passes run on the simulated device."""
     from stereoset_eval.scoring.copies import CopyBatch
-    from stereoset_eval.scoring.requests import gather_index
+    from stereoset_eval.scoring.requests import gather_arrays
     from stereoset_eval.scoring.table import TableBatch
     from stereoset_eval.scoring.scorers import Scorer
 
@@ -57,7 +57,7 @@ def simulated_scorer(per_token_s: float, overlap: bool) -> type:
                 ids = rows.arrays(self.pad_id)[0]
                 padded = ids.shape[0] * ids.shape[1]
             else:
-                gather_index(rows)  # the real scorer's host staging
+                gather_arrays(rows)  # the real scorer's host staging
                 self._inputs(rows)
                 padded = len(rows) * max(len(row.input_ids) for row in rows)
             cls = type(self)

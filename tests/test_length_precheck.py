@@ -1,5 +1,5 @@
 """precheck_lengths (issue 35): texts too short to exceed the limit are passed over without the
-tokenizer, all at once; any text that could exceed it is still counted."""
+tokenizer, unit by unit; any text that could exceed it is still counted."""
 
 from __future__ import annotations
 

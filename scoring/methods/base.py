@@ -153,7 +153,7 @@ class Method:
         prepare_table: optional; what :func:`prepare_many` returns, as rows of one
             :class:`~stereoset_eval.scoring.table.RequestTable` (the same requests and state, the
             same first error), which the engine runs as arrays
-            (:class:`~stereoset_eval.scoring.engine_rows.TableRows`) when no values are shared.
+            (:class:`~stereoset_eval.scoring.engine_rows.TableRows`).
         reduce_flat: optional; ``reduce`` given the unit's gathers' log-probabilities as one list,
             in request order (``outputs`` flattened): the table path hands them over without
             cutting them into one list per request. Must return what ``reduce`` returns.

@@ -9,7 +9,6 @@ part of the same forward pass (the sentence sits at positions 1..n).
 
 from __future__ import annotations
 
-import itertools
 from typing import Any, Mapping, Sequence
 
 from stereoset_eval.scoring.methods.base import (
@@ -17,9 +16,9 @@ from stereoset_eval.scoring.methods.base import (
     warm_inputs,
 )
 from stereoset_eval.scoring.methods.stereoset_causal import resolve as resolve_start_token
-from stereoset_eval.scoring.methods.stereoset_causal import start_id
+from stereoset_eval.scoring.methods.stereoset_causal import encoded_sentences, start_id
 from stereoset_eval.scoring.requests import InputKey, Request
-from stereoset_eval.scoring.table import RequestTable
+from stereoset_eval.scoring.table import RequestTable, concatenated
 from stereoset_eval.scoring.tokenization import TokenizerView
 
 NAME = "causal-ll"
@@ -39,14 +38,8 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
     its gathers ``(i, t_i)`` on ``[prefix] + ids`` made with array operations."""
     import numpy as np
 
-    tok.encode_many((u.inputs["sentence"] for u in units), special=False)
+    sentences = encoded_sentences(units, tok, NAME)
     prefix = start_id(tok, options)
-    sentences = []
-    for unit in units:
-        ids = tok.encoded(unit.inputs["sentence"], special=False)
-        if not ids:
-            raise unit_error(NAME, unit, "the sentence encodes to no tokens")
-        sentences.append(ids)
     index: dict[tuple[int, ...], int] = {}
     inputs: list[InputKey] = []
     codes = []
@@ -56,13 +49,11 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
             code = index[ids] = len(inputs)
             inputs.append(((prefix,) + ids, None))
         codes.append(code)
-    n = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
-    firsts = np.cumsum(n) - n
-    total = int(n.sum())
+    n, firsts, targets = concatenated(sentences)
+    total = len(targets)
     table = RequestTable(inputs, np.repeat(np.array(codes, dtype=np.int64), n),
                          np.arange(total, dtype=np.int64) - np.repeat(firsts, n),  # t_i read at position i
-                         np.fromiter(itertools.chain.from_iterable(sentences), dtype=np.int64, count=total),
-                         np.append(firsts, total), np.arange(len(sentences) + 1, dtype=np.int64))
+                         targets, np.append(firsts, total), np.arange(len(sentences) + 1, dtype=np.int64))
     return [Prepared(state={"ids": list(ids)}, table=table, index=i) for i, ids in enumerate(sentences)]
 
 

@@ -22,7 +22,6 @@ input shared by the three sentences of an example.
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any, Mapping, Sequence
 
@@ -33,7 +32,7 @@ from stereoset_eval.scoring.methods.base import (
 )
 from stereoset_eval.scoring.records import ScoringError
 from stereoset_eval.scoring.requests import InputKey, Request
-from stereoset_eval.scoring.table import RequestTable
+from stereoset_eval.scoring.table import RequestTable, concatenated
 from stereoset_eval.scoring.tokenization import TokenizerView
 
 INTRA = "stereoset-causal"
@@ -78,6 +77,19 @@ def intra_prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]
     return Prepared(sentence_requests(ids, start_id(tok, options)), {"ids": ids})
 
 
+def encoded_sentences(units: Sequence[UnitSpec], tok: TokenizerView, method: str) -> list[tuple[int, ...]]:
+    """Every unit's sentence encoded without special tokens, in one batched tokenizer call; the first
+    unit whose sentence encodes to no tokens is refused (as ``prepare`` refuses it)."""
+    tok.encode_many((u.inputs["sentence"] for u in units), special=False)
+    sentences = []
+    for unit in units:
+        ids = tok.encoded(unit.inputs["sentence"], special=False)
+        if not ids:
+            raise unit_error(method, unit, "the sentence encodes to no tokens")
+        sentences.append(ids)
+    return sentences
+
+
 def intra_prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> list[Prepared]:
     """:func:`intra_prepare` for every unit, as the rows of one
     :class:`~stereoset_eval.scoring.table.RequestTable` (the same requests and state, the same
@@ -85,14 +97,8 @@ def intra_prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: 
     ``(0, t_0)``, then ``(i - 1, t_i)`` on the sentence — made with array operations."""
     import numpy as np
 
-    tok.encode_many((u.inputs["sentence"] for u in units), special=False)
+    sentences = encoded_sentences(units, tok, INTRA)
     start = start_id(tok, options)
-    sentences: list[tuple[int, ...]] = []
-    for unit in units:
-        ids = tok.encoded(unit.inputs["sentence"], special=False)
-        if not ids:
-            raise unit_error(INTRA, unit, "the sentence encodes to no tokens")
-        sentences.append(ids)
     inputs: list[InputKey] = [((start,), None)]  # code 0: the start token alone
     index: dict[tuple[int, ...], int] = {}
     codes = []
@@ -102,14 +108,12 @@ def intra_prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: 
             code = index[ids] = len(inputs)
             inputs.append((ids, None))
         codes.append(code)
-    n = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
-    firsts = np.cumsum(n) - n  # each sentence's first gather
-    total = int(n.sum())
+    n, firsts, g_target = concatenated(sentences)  # each sentence's first gather; every t_i is a target
+    total = len(g_target)
     within = np.arange(total, dtype=np.int64) - np.repeat(firsts, n)  # i = 0 .. n - 1
     g_input = np.repeat(np.array(codes, dtype=np.int64), n)
     g_input[firsts] = 0
     g_pos = np.maximum(within - 1, 0)  # t_0 at the start token's position 0, t_i at i - 1
-    g_target = np.fromiter(itertools.chain.from_iterable(sentences), dtype=np.int64, count=total)
     request_offsets = np.append(np.sort(np.concatenate([firsts, firsts[n > 1] + 1])), total)
     unit_requests = np.zeros(len(sentences) + 1, dtype=np.int64)
     np.cumsum(1 + (n > 1), out=unit_requests[1:])

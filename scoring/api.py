@@ -233,12 +233,9 @@ def _records(items: list[Item], units: list[UnitSpec], results: list[list[Senten
     by_id: dict[str, SentenceScore] = {}
     for unit, unit_results in zip(units, results):
         for sid, role, res in zip(unit.sentence_ids, unit.roles, unit_results):
-            by_id[sid] = SentenceScore(
-                item_id=unit.item_id, sentence_id=sid, role=role,
-                score=float(res.score) if res.score is not None else float("nan"),
-                n_tokens=int(res.n_tokens), token_ids=res.token_ids, token_logprobs=res.token_logprobs,
-                extra=dict(res.extra),
-            )
+            by_id[sid] = SentenceScore.of(
+                unit.item_id, sid, role, float(res.score) if res.score is not None else float("nan"),
+                int(res.n_tokens), res.token_ids, res.token_logprobs, dict(res.extra))
     return [by_id[s.id] for item in items for s in item.sentences if s.id in by_id]
 
 

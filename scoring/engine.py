@@ -244,18 +244,19 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     def finish(launch: _Launch) -> None:
         """Reduce each of the launch's groups, commit it, and advance the bar."""
         for group in launch.groups:
-            fresh: dict[str, list[SentenceResult]] = {}
             values = group.values
-            for i in group.todo:
-                if flat_reduce is not None:  # the unit's values as one list (table rows: no cut per request)
-                    reduced = flat_reduce(units[i], prepared[i], space.flat(i, values), options)  # type: ignore[union-attr]
-                else:
-                    reduced = method.reduce(units[i], prepared[i], space.outputs(i, values), options)
-                # through JSON, so a computed result equals the same result read from the cache
-                result = SentenceResult.through_json(reduced)
-                results[i] = fresh[keys[i]] = result
+            todo = group.todo
+            if flat_reduce is not None:  # the unit's values as one list (table rows: no cut per request)
+                flat = space.flat  # type: ignore[union-attr]
+                reduced = [flat_reduce(units[i], prepared[i], flat(i, values), options) for i in todo]
+            else:
+                reduced = [method.reduce(units[i], prepared[i], space.outputs(i, values), options) for i in todo]
+            # through JSON, so a computed result equals the same result read from the cache
+            reduced = SentenceResult.through_json_units(reduced)
+            for i, result in zip(todo, reduced):
+                results[i] = result
             if commit is not None:
-                commit(fresh)
+                commit({keys[i]: result for i, result in zip(todo, reduced)})
             _collect_young()
             if bar is not None:
                 bar.update(sum(len(units[i].sentence_ids) for i in group.todo))

@@ -211,3 +211,34 @@ def test_prepare_table_raises_the_first_unit_error(models_dir, intra):
                 lambda: causal.prepare_table(c_units, gpt2, c_options)):
         with gpt2.memoized({}), pytest.raises(ScoringError, match="item empty .*encodes to no tokens"):
             run()
+
+
+@pytest.mark.parametrize("where", [0, 1, 2])
+def test_prepare_table_refuses_an_input_without_its_mask_as_prepare_does(models_dir, intra, monkeypatch, where):
+    """An encoded masked context without the mask token (a tokenizer that drops it): ``prepare_table``
+    names the same unit and input as ``prepare_many``, also when an earlier or later unit has another problem."""
+    from stereoset_eval.scoring.tokenization import TokenizerView
+
+    spec = get_method("stereoset-mlm")
+    tok = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu").tokenizer
+    options = spec.resolve(tok, spec.validate_options({}))
+    good = intra[0]
+    short = dataclasses.replace(good, id="short", sentences=type(good.sentences)([Sentence("short:0", "Too short", "stereotype")]))
+    items = [[intra[1], intra[2], short], [intra[1], short, intra[2]], [short, intra[1], intra[2]]][where]
+    bad_context = intra[2].context.split("BLANK")[0]  # every masked context of intra[2] starts so
+    original = TokenizerView.encoded
+    mask_id = tok.special_id("mask")
+
+    def encoded(self: Any, text: str, *, special: bool) -> tuple[int, ...]:
+        ids = original(self, text, special=special)
+        return tuple(i for i in ids if i != mask_id) if special and text.startswith(bad_context) else ids
+
+    monkeypatch.setattr(TokenizerView, "encoded", encoded)
+    units = spec.units(items, options)
+    messages = []
+    for prepare in (spec.prepare_many, spec.prepare_table):
+        with tok.memoized({}), pytest.raises(ScoringError) as caught:
+            prepare(units, tok, options)  # type: ignore[misc]
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
+    assert ("no mask token" in messages[0]) == (where == 0)  # else the short item, earlier, is named first

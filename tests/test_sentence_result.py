@@ -118,3 +118,41 @@ def test_through_json_copies_what_reduce_may_still_hold():
     (fast,) = SentenceResult.through_json([SentenceResult(score=1.0, n_tokens=1, extra=state)])
     state["positions"].append(3)
     assert fast.extra["positions"] == [1, 2]
+
+
+PLAIN = [SentenceResult(score=-0.5, n_tokens=2, token_ids=(3, 4), token_logprobs=(-0.25, -0.25), extra={"template_word": "x"}),
+         SentenceResult(score=1, n_tokens=0, token_ids=(), token_logprobs=None, extra={})]
+
+
+@pytest.mark.parametrize("odd", [
+    SentenceResult(score=-3.25, n_tokens=2, token_ids=(7, 9), token_logprobs=(-1.0, -2.25), extra={"positions": (1, 2)}),
+    SentenceResult(score=True, n_tokens=1, token_ids=(True, 2), token_logprobs=(0, -1.5)),
+    SentenceResult(score=0.5, n_tokens=3, token_ids=[1, 2, 3], token_logprobs=[-0.1, -0.2, -0.3]),
+    SentenceResult(score=-1.0, n_tokens=1, extra={1: "int key"}),
+    SentenceResult(score=-1.0, n_tokens=1, token_logprobs=(-1,)),
+], ids=["tuple-in-extra", "bools", "lists", "int-key", "int-logprob"])
+def test_through_json_units_equals_each_units_round_trip(odd):
+    """One result that is not already read-back form anywhere among the units: every unit takes the
+    per-result path, and each equals its text round trip; with none, the units come back as they are."""
+    units = [[PLAIN[0]], [PLAIN[1], odd], [PLAIN[0]]]
+    got = SentenceResult.through_json_units(units)
+    assert [len(u) for u in got] == [1, 2, 1]
+    for unit_in, unit_out in zip(units, got):
+        assert all(_same(a, _by_text(b)) for a, b in zip(unit_out, unit_in))
+    plain = [[PLAIN[0]], [PLAIN[1]]]
+    assert SentenceResult.through_json_units(plain) is plain
+    assert all(_same(r, _by_text(r)) for r in PLAIN)
+
+
+def test_of_makes_the_object_the_constructor_makes():
+    from stereoset_eval.scoring.records import SentenceScore
+
+    made = SentenceResult.of(-0.5, 2, (3, 4), (-0.25, -0.25), {"w": "x"})
+    built = SentenceResult(score=-0.5, n_tokens=2, token_ids=(3, 4), token_logprobs=(-0.25, -0.25), extra={"w": "x"})
+    assert made == built and made.__dict__ == built.__dict__ and list(made.__dict__) == list(built.__dict__)
+    assert SentenceResult.of(1.0, 0) == SentenceResult(score=1.0, n_tokens=0)
+    with pytest.raises(AttributeError):  # still frozen
+        made.score = 1.0  # type: ignore[misc]
+    score = SentenceScore.of("i", "s", "stereotype", -0.5, 2, (3,), (-0.5,), {})
+    assert score == SentenceScore("i", "s", "stereotype", -0.5, 2, (3,), (-0.5,), {})
+    assert list(score.__dict__) == list(SentenceScore("i", "s", "r", 0.0, 0).__dict__)

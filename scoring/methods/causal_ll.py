@@ -63,7 +63,7 @@ def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: 
 
 def reduce_flat(unit: UnitSpec, prep: Prepared, lps: list[float], options: Mapping[str, Any]) -> list[SentenceResult]:
     """:func:`reduce` from the tokens' log-probabilities in order (the one request's outputs)."""
-    return [SentenceResult(score=sum(lps), n_tokens=len(lps), token_ids=tuple(prep.state["ids"]), token_logprobs=tuple(lps))]
+    return [SentenceResult.of(sum(lps), len(lps), tuple(prep.state["ids"]), tuple(lps))]
 
 
 METHOD = Method(

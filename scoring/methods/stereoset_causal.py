@@ -127,8 +127,8 @@ def intra_reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], opt
 
 def intra_reduce_flat(unit: UnitSpec, prep: Prepared, lps: list[float], options: Mapping[str, Any]) -> list[SentenceResult]:
     """:func:`intra_reduce` from every token's log-probability in order (the first from the start token)."""
-    return [SentenceResult(score=math.exp(sum(lps) / len(lps)), n_tokens=len(lps), token_ids=tuple(prep.state["ids"]),
-                           token_logprobs=tuple(lps))]
+    n = len(lps)
+    return [SentenceResult.of(math.exp(sum(lps) / n), n, tuple(prep.state["ids"]), tuple(lps))]
 
 
 # --- stereoset-inter-causal -------------------------------------------------------------------

@@ -26,14 +26,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import math
 import string
 from typing import Any, Iterator, Mapping, Sequence
 
 from stereoset_eval.foundation.items import Item
 from stereoset_eval.scoring.methods.base import Method, Option, Prepared, SentenceResult, UnitSpec, sentence_units, unit_error
-from stereoset_eval.scoring.requests import Request
-from stereoset_eval.scoring.table import TableBuilder
+from stereoset_eval.scoring.requests import InputKey, Request
+from stereoset_eval.scoring.table import RequestTable
 from stereoset_eval.scoring.tokenization import TokenizerView
 
 NAME = "stereoset-mlm"
@@ -169,26 +170,78 @@ def prepare_many(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping
     """
     if not _can_batch(tok):
         return [prepare(unit, tok, options) for unit in units]
-    return [Prepared(requests, state) for requests, state in _requests_of(units, tok, options, table=None)]
+    return [Prepared(requests, state) for requests, state in _requests_of(units, tok, options)]
 
 
 def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> list[Prepared]:
     """:func:`prepare_many` as the rows of one :class:`~stereoset_eval.scoring.table.RequestTable`
-    (the same requests and state, the same first error): the engine runs them as arrays."""
+    (the same requests and state, the same first error): the engine runs them as arrays.
+
+    Each distinct masked context is looked up, searched for its mask and interned once; the
+    table's columns are then made from the units' contexts and word ids with C-level maps, not a
+    Python loop per request (issue 35: 13,464 requests of StereoSet dev).
+    """
     if not _can_batch(tok):
         return [prepare(unit, tok, options) for unit in units]
-    builder = TableBuilder()
-    states = [state for _, state in _requests_of(units, tok, options, table=builder)]
-    table = builder.build()
-    return [Prepared(state=state, table=table, index=i) for i, state in enumerate(states)]
+    import numpy as np
 
-
-def _requests_of(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any],
-                 table: TableBuilder | None) -> Iterator[tuple[list[Request], dict[str, Any]]]:
-    """Per unit, its requests (added to ``table`` instead, when given) and its state, in unit order."""
     mask_id = tok.require_id("mask", method=NAME)
     texts, problems, word_ids_of, masked_of = _masked_contexts(units, tok, options)
-    inputs: dict[str, tuple[tuple[int, ...], int, int] | None] = {}  # masked context -> (ids, first mask, code):
+    code_of: dict[str, int] = {}  # masked context -> its input's code (by ids: two texts may encode alike)
+    mask_at: dict[str, int] = {}  # masked context -> its first mask position, as the reference reads it
+    index: dict[tuple[int, ...], int] = {}
+    inputs: list[InputKey] = []
+    distinct = dict.fromkeys(itertools.chain.from_iterable(masked_of))
+    for context in distinct:
+        ids = tok.encoded(context, special=True)
+        try:
+            mask_at[context] = ids.index(mask_id)
+        except ValueError:
+            continue  # refused below, in unit order
+        code = index.get(ids)
+        if code is None:
+            code = index[ids] = len(inputs)
+            inputs.append((ids, None))
+        code_of[context] = code
+    word_ids = [word_ids_of[t] if t is not None else () for t in texts]
+    if len(mask_at) < len(distinct) or any(p is not None for p in problems) or not all(word_ids):
+        _raise_first_error(units, texts, problems, word_ids, masked_of, mask_at, tok, options)
+    flat = list(itertools.chain.from_iterable(masked_of))  # one request per piece, in unit order
+    n = len(flat)
+    counts = np.fromiter(map(len, word_ids), dtype=np.int64, count=len(units))
+    unit_requests = np.zeros(len(units) + 1, dtype=np.int64)
+    np.cumsum(counts, out=unit_requests[1:])
+    table = RequestTable(inputs, np.fromiter(map(code_of.__getitem__, flat), dtype=np.int64, count=n),
+                         np.fromiter(map(mask_at.__getitem__, flat), dtype=np.int64, count=n),
+                         np.fromiter(itertools.chain.from_iterable(word_ids), dtype=np.int64, count=n),
+                         np.arange(n + 1, dtype=np.int64), unit_requests)
+    space = options["leading_space_applied"]
+    return [Prepared(state={"word": text[1:] if space else text, "word_ids": list(ids)}, table=table, index=i)
+            for i, (text, ids) in enumerate(zip(texts, word_ids))]
+
+
+def _raise_first_error(units: Sequence[UnitSpec], texts: Sequence[str | None], problems: Sequence[str | None],
+                       word_ids: Sequence[tuple[int, ...]], masked_of: Sequence[list[str]], mask_at: Mapping[str, int],
+                       tok: TokenizerView, options: Mapping[str, Any]) -> None:
+    """Raise the error :func:`prepare` raises for the first unit it refuses, in unit order."""
+    for unit, text, problem, ids, masked in zip(units, texts, problems, word_ids, masked_of):
+        if problem is not None:
+            raise unit_error(NAME, unit, problem)
+        assert text is not None
+        if not ids:
+            word = text[1:] if options["leading_space_applied"] else text
+            raise unit_error(NAME, unit, f"the template word {word!r} encodes to no tokens")
+        for context in masked:
+            if context not in mask_at:
+                raise unit_error(NAME, unit, f"no mask token in the encoded input {context!r}")
+
+
+def _requests_of(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]
+                 ) -> Iterator[tuple[list[Request], dict[str, Any]]]:
+    """Per unit, its requests and its state, in unit order."""
+    mask_id = tok.require_id("mask", method=NAME)
+    texts, problems, word_ids_of, masked_of = _masked_contexts(units, tok, options)
+    inputs: dict[str, tuple[tuple[int, ...], int]] = {}  # masked context -> (ids, first mask):
     # the three options of an example share their first one, so each is looked up and searched once
     for unit, text, problem, masked in zip(units, texts, problems, masked_of):
         if problem is not None:
@@ -205,14 +258,8 @@ def _requests_of(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping
                 ids = tok.encoded(context, special=True)
                 if mask_id not in ids:
                     raise unit_error(NAME, unit, f"no mask token in the encoded input {context!r}")
-                found = inputs[context] = (ids, ids.index(mask_id),  # the first mask, as the reference
-                                           table.code(ids) if table is not None else -1)  # by ids: two texts may encode alike
-            if table is not None:
-                table.request(found[2], found[1], target)
-            else:
-                requests.append(Request(found[0], ((found[1], target),)))
-        if table is not None:
-            table.end_unit()
+                found = inputs[context] = (ids, ids.index(mask_id))  # the first mask, as the reference
+            requests.append(Request(found[0], ((found[1], target),)))
         yield requests, {"word": word, "word_ids": list(word_ids)}
 
 
@@ -222,9 +269,10 @@ def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: 
 
 def reduce_flat(unit: UnitSpec, prep: Prepared, logprobs: list[float], options: Mapping[str, Any]) -> list[SentenceResult]:
     """:func:`reduce` from the pieces' log-probabilities (one request, one gather per piece)."""
-    probs = [math.exp(lp) for lp in logprobs]
-    return [SentenceResult(score=sum(probs) / len(probs), n_tokens=len(probs), token_ids=tuple(prep.state["word_ids"]),
-                           token_logprobs=tuple(logprobs), extra={"template_word": prep.state["word"]})]
+    state = prep.state
+    n = len(logprobs)
+    return [SentenceResult.of(sum(map(math.exp, logprobs)) / n, n, tuple(state["word_ids"]), tuple(logprobs),
+                              {"template_word": state["word"]})]
 
 
 METHOD = Method(

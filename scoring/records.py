@@ -109,7 +109,7 @@ class SentenceResult:
 def _frozen(cls: type, **fields: Any) -> Any:
     """An instance of the frozen dataclass ``cls`` with exactly ``fields`` (every field, by name),
     set in its ``__dict__`` as the generated ``__init__`` sets them one by one."""
-    obj = object.__new__(cls)
+    obj: Any = object.__new__(cls)
     obj.__dict__.update(fields)
     return obj
 

@@ -27,49 +27,6 @@ from typing import Any, Iterable, Iterator, Sequence, overload
 from stereoset_eval.scoring.requests import BatchRow, InputKey, Request, first_use_pairs
 
 
-class TableBuilder:
-    """Collects requests unit by unit (:meth:`request`, then :meth:`end_unit`) into a :class:`RequestTable`."""
-
-    def __init__(self) -> None:
-        self._index: dict[Any, int] = {}
-        self.inputs: list[InputKey] = []
-        self.g_input: list[int] = []
-        self.g_pos: list[int] = []
-        self.g_target: list[int] = []
-        self.request_ends: list[int] = []
-        self.unit_ends: list[int] = []
-
-    def code(self, input_ids: tuple[int, ...], token_type_ids: tuple[int, ...] | None = None) -> int:
-        """The code of an input (interned on first sight)."""
-        key = (input_ids, token_type_ids)
-        code = self._index.get(key)
-        if code is None:
-            code = self._index[key] = len(self.inputs)
-            self.inputs.append((input_ids, token_type_ids))
-        return code
-
-    def request(self, code: int, position: int, target: int) -> None:
-        """A request of one gather (the common case)."""
-        self.g_input.append(code)
-        self.g_pos.append(position)
-        self.g_target.append(target)
-        self.request_ends.append(len(self.g_input))
-
-    def end_unit(self) -> None:
-        self.unit_ends.append(len(self.request_ends))
-
-    def build(self) -> "RequestTable":
-        import numpy as np
-
-        n_requests = len(self.request_ends)
-        request_offsets = np.zeros(n_requests + 1, dtype=np.int64)
-        request_offsets[1:] = self.request_ends
-        unit_requests = np.zeros(len(self.unit_ends) + 1, dtype=np.int64)
-        unit_requests[1:] = self.unit_ends
-        return RequestTable(self.inputs, np.array(self.g_input, dtype=np.int64), np.array(self.g_pos, dtype=np.int64),
-                            np.array(self.g_target, dtype=np.int64), request_offsets, unit_requests)
-
-
 class RequestTable:
     """Every unit's requests as arrays (see the module docstring). Treat as immutable."""
 

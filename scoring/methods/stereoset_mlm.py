@@ -29,7 +29,7 @@ import functools
 import itertools
 import math
 import string
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence, cast
 
 from stereoset_eval.foundation.items import Item
 from stereoset_eval.scoring.methods.base import Method, Option, Prepared, SentenceResult, UnitSpec, sentence_units, unit_error
@@ -216,8 +216,9 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
                          np.fromiter(itertools.chain.from_iterable(word_ids), dtype=np.int64, count=n),
                          np.arange(n + 1, dtype=np.int64), unit_requests)
     space = options["leading_space_applied"]
-    return [Prepared(state={"word": text[1:] if space else text, "word_ids": list(ids)}, table=table, index=i)
-            for i, (text, ids) in enumerate(zip(texts, word_ids))]
+    words = [text[1:] if space else text for text in cast(list[str], texts)]  # every unit has one (checked above)
+    return [Prepared(state={"word": word, "word_ids": list(ids)}, table=table, index=i)
+            for i, (word, ids) in enumerate(zip(words, word_ids))]
 
 
 def _raise_first_error(units: Sequence[UnitSpec], texts: Sequence[str | None], problems: Sequence[str | None],

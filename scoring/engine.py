@@ -298,7 +298,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     try:
         with collector_paused():
             items = [u.item_id for u in units] if method.item_shares_inputs else None
-            for plan in space.groups(batch_tokens, items):
+            for plan in space.groups(batch_tokens, items, overhead_tokens):
                 todo = [i for i in plan if results[i] is None]
                 if not todo:
                     continue

@@ -41,7 +41,7 @@ class RequestRows:
     def __init__(self, prepared: Sequence[Prepared]) -> None:
         self.prepared = prepared
 
-    def groups(self, batch_tokens: int, items: Sequence[Hashable] | None) -> list[list[int]]:
+    def groups(self, batch_tokens: int, items: Sequence[Hashable] | None, overhead_tokens: int) -> list[list[int]]:
         return plan_groups([p.requests for p in self.prepared], batch_tokens, items=items)
 
     def merge(self, todo: Sequence[int]) -> list[BatchRow]:
@@ -144,7 +144,7 @@ class CopyRows:
         """True if every unit was prepared as masked copies."""
         return bool(prepared) and all(p.copies is not None for p in prepared)
 
-    def groups(self, batch_tokens: int, items: Sequence[Hashable] | None) -> list[list[int]]:
+    def groups(self, batch_tokens: int, items: Sequence[Hashable] | None, overhead_tokens: int) -> list[list[int]]:
         return group_units(self.unit_lengths, self.unit_keys, batch_tokens, items)
 
     def merge(self, todo: Sequence[int]) -> Any:
@@ -226,14 +226,17 @@ class CopyRows:
 
 
 class TableGroup:
-    """A commit group's rows on the table path: its distinct inputs (``codes``, in order of first
-    use) and the table's gathers it reads (``entries``); its length is its number of rows."""
+    """Rows to run on the table path: distinct inputs (``codes``) and the table's gathers read from
+    them (``entries``); its length is its number of rows. ``planned``: the run's planned batches
+    these rows are, whole and in order (:meth:`TableRows.groups`), else None (rows that reuse left,
+    or several groups' rows joined), which are cut as the request path cuts rows."""
 
-    __slots__ = ("codes", "entries")
+    __slots__ = ("codes", "entries", "planned")
 
-    def __init__(self, codes: Any, entries: Any) -> None:
+    def __init__(self, codes: Any, entries: Any, planned: Any = None) -> None:
         self.codes = codes
         self.entries = entries
+        self.planned = planned
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -241,16 +244,23 @@ class TableGroup:
 
 class TableRows:
     """Rows as int codes of one :class:`~stereoset_eval.scoring.table.RequestTable` (every unit
-    prepared as one of its rows): the request path's groups, rows, batches and gathers, built with
-    array operations (issue 35).
+    prepared as one of its rows), run in batches planned once for the whole run (issue 35).
 
-    A commit group's rows are its units' distinct inputs in order of first use, as
-    :func:`~stereoset_eval.scoring.requests.merge_requests` orders them; batches are cut as
-    :func:`~stereoset_eval.scoring.requests.plan_batches` cuts those rows; each row reads its
-    gathers in request order. The values are kept per gather of the table (one list for the run:
-    every gather belongs to one unit, so to one group); a group's ``values`` only mark the rows read.
-    Values shared across methods are keyed as the request path keys them,
-    ``((input ids, token type ids), position, target)``, so either path reuses the other's.
+    The run's distinct inputs are sorted by length (ties in order of first use) and cut into
+    batches by :func:`~stereoset_eval.scoring.requests.batch_cuts`, as the request path cuts one
+    commit group's rows, but over all of them: an input several units read runs once (the causal
+    methods' start token, StereoSet's first masked context of an example), and batches hold inputs
+    of one or a few lengths. Commit groups on the request path are ~one budget of whole units, so
+    their batches pad across each unit's lengths (tiny-bert ``stereoset-mlm`` over StereoSet dev:
+    149,634 padded tokens against 133,166 planned over the run, 129,597 distinct).
+
+    A unit belongs to the commit group of the planned batch that holds its last input. A group runs
+    every planned batch its units read that has not run yet, each whole, whatever is cached; so a
+    batch's rows, and so every number, are the same in every run of the same units and budget, also
+    a run that resumes from the cache. The values are kept per gather of the table (one list for
+    the run); a group's ``values`` only mark the rows read. Values shared across methods are keyed
+    as the request path keys them, ``((input ids, token type ids), position, target)``, so either
+    path reuses the other's; rows that reuse leaves are cut as the request path cuts a group's rows.
     """
 
     def __init__(self, prepared: Sequence[Prepared]) -> None:
@@ -259,6 +269,8 @@ class TableRows:
         self.table: RequestTable = table
         self._values: list[float] = [0.0] * len(self.table.g_input)
         self._offsets: list[int] = self.table.unit_offsets.tolist()
+        self._plan: Any = None  # (batch of each code, each batch's codes, each batch's entries and their rows)
+        self._ran: Any = None  # per planned batch: launched already
 
     @staticmethod
     def applies(prepared: Sequence[Prepared]) -> bool:
@@ -268,18 +280,54 @@ class TableRows:
         table = prepared[0].table
         return table.n_units == len(prepared) and all(p.table is table and p.index == i for i, p in enumerate(prepared))
 
-    def groups(self, batch_tokens: int, items: Sequence[Hashable] | None) -> list[list[int]]:
-        codes = self.table.g_input.tolist()
-        offsets = self._offsets
-        unit_keys = [codes[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
-        return group_units(self.table.unit_longest().tolist(), unit_keys, batch_tokens, items)
+    def groups(self, batch_tokens: int, items: Sequence[Hashable] | None, overhead_tokens: int) -> list[list[int]]:
+        """Plan the run's batches; the units grouped by the batch of their last input, in batch order
+        (``items`` is not needed: an input several units share runs once in any case)."""
+        import numpy as np
+
+        table = self.table
+        g_input = table.g_input
+        used = _first_use(g_input)
+        ordered = used[np.argsort(table.lengths[used], kind="stable")]
+        cuts = batch_cuts(table.lengths[ordered].tolist(), batch_tokens, overhead_tokens=overhead_tokens)
+        batch_of = np.full(len(table.inputs), -1, dtype=np.int64)
+        rank = np.full(len(table.inputs), -1, dtype=np.int64)
+        rank[ordered] = np.arange(len(ordered), dtype=np.int64)
+        for b, (start, stop) in enumerate(cuts):
+            batch_of[ordered[start:stop]] = b
+        entry_rank = rank[g_input]
+        by_row = np.argsort(entry_rank, kind="stable")  # a row's gathers in table order: unit, then request order
+        row_bounds = entry_rank[by_row].searchsorted([start for start, _ in cuts] + [len(ordered)])
+        batches = [(ordered[start:stop], by_row[row_bounds[b]:row_bounds[b + 1]],
+                    entry_rank[by_row[row_bounds[b]:row_bounds[b + 1]]] - start)
+                   for b, (start, stop) in enumerate(cuts)]
+        self._plan = (batch_of, batches)
+        self._ran = np.zeros(len(cuts), dtype=bool)
+        offsets = table.unit_offsets
+        last = np.zeros(table.n_units, dtype=np.int64)  # a unit without gathers: the first group
+        gathers = batch_of[g_input]
+        nonempty = offsets[1:] > offsets[:-1]
+        if gathers.size:
+            last[nonempty] = np.maximum.reduceat(gathers, offsets[:-1][nonempty])
+        order = np.argsort(last, kind="stable")
+        bounds = np.flatnonzero(np.diff(last[order])) + 1
+        return [part.tolist() for part in np.split(order, bounds)] if len(order) else []
 
     def merge(self, todo: Sequence[int]) -> Any:
-        """The group's distinct inputs in order of first use, and its gathers."""
+        """Every planned batch the units ``todo`` read that has not run yet, whole."""
+        import numpy as np
+
         from stereoset_eval.scoring.table import unit_entries
 
-        entries = unit_entries(self.table, todo)
-        return TableGroup(_first_use(self.table.g_input[entries]), entries)
+        batch_of, batches = self._plan
+        needed = np.unique(batch_of[self.table.g_input[unit_entries(self.table, todo)]])
+        needed = needed[~self._ran[needed]]
+        self._ran[needed] = True
+        parts = [batches[b] for b in needed.tolist()]
+        if not parts:
+            return TableGroup(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [])
+        return TableGroup(np.concatenate([codes for codes, _, _ in parts]),
+                          np.concatenate([entries for _, entries, _ in parts]), parts)
 
     def join(self, parts: Sequence[Any]) -> Any:
         """Several groups' rows as one set (an input two of them need runs once)."""
@@ -322,12 +370,15 @@ class TableRows:
         return TableGroup(rows.codes[keep], rows.entries[~reused_entry])
 
     def batches(self, rows: Any, batch_tokens: int, overhead_tokens: int) -> list[Any]:
-        """The rows cut as :func:`~stereoset_eval.scoring.requests.plan_batches` cuts requests (sorted by
-        length, ties in order of first use), each batch with its rows' gathers in row order."""
+        """The planned batches the rows are (:meth:`groups`); other rows cut as
+        :func:`~stereoset_eval.scoring.requests.plan_batches` cuts requests (sorted by length, ties
+        in order of first use); each batch with its rows' gathers in row order."""
         import numpy as np
 
         from stereoset_eval.scoring.table import TableBatch
 
+        if rows.planned is not None:
+            return [TableBatch(self.table, codes, entries, entry_rows) for codes, entries, entry_rows in rows.planned]
         codes, entries = rows.codes, rows.entries
         table = self.table
         lengths = table.lengths[codes]

@@ -8,7 +8,9 @@ tokenizer itself here, so a new model of a known family behaves like its relativ
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
+import operator
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -172,10 +174,11 @@ class TokenizerView:
         if words and not special:
             raise ValueError("word ids come with special tokens only (encode_with_words)")
         kind: Any = "words" if words else special
+        distinct = dict.fromkeys(texts)  # each text looked up once (StereoSet's three options share a context)
         if kind is True:  # an encoding with word ids serves encode(..., special=True) too (encoded)
-            todo = list(dict.fromkeys(t for t in texts if (t, True) not in memo and (t, "words") not in memo))
+            todo = [t for t in distinct if (t, True) not in memo and (t, "words") not in memo]
         else:
-            todo = list(dict.fromkeys(t for t in texts if (t, kind) not in memo))
+            todo = [t for t in distinct if (t, kind) not in memo]
         if not todo:
             return
         encodings = rust_encode_batch(backend, todo, words=words, special=special)
@@ -183,8 +186,8 @@ class TokenizerView:
             for text, encoding in zip(todo, encodings):
                 memo[(text, "words")] = _with_words(encoding)
             return
-        for text, encoding in zip(todo, encodings):
-            memo[(text, special)] = tuple(encoding.ids)
+        # C-level maps: ~1 µs a text less than a loop (issue 35: 9,186 masked contexts of StereoSet dev)
+        memo.update(zip(zip(todo, itertools.repeat(special)), map(tuple, map(operator.attrgetter("ids"), encodings))))
 
     def encode_with_words(self, text: str) -> tuple[list[int], list[int | None], list[int]]:
         """Ids with special tokens, ``word_ids()`` and the special-tokens mask of ``text``."""

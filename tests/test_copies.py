@@ -76,8 +76,8 @@ def test_copies_path_equals_one_request_per_copy_on_the_fake_model(method, crows
     assert copies == general
     assert (copy_stats.rows_computed, copy_stats.batches) == (general_stats.rows_computed, general_stats.batches)
     space = CopyRows(prepared, CopyTable())
-    groups = space.groups(2048, None)
-    assert groups == RequestRows(as_requests).groups(2048, None)
+    groups = space.groups(2048, None, 64)
+    assert groups == RequestRows(as_requests).groups(2048, None, 64)
     per_group = [len(merge_requests(r for i in g for r in as_requests[i].requests)) for g in groups]
     assert copy_stats.rows_computed == sum(per_group)  # each group runs each distinct input once
     if method != "crows-nangia":  # pairs masked at the word they differ by: the merge is exercised

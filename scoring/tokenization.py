@@ -145,6 +145,17 @@ class TokenizerView:
             memo[(text, special)] = ids
         return ids
 
+    def encoded_many(self, texts: Sequence[str], *, special: bool) -> list[tuple[int, ...]]:
+        """:meth:`encoded` of each of ``texts``, in order: those the memo holds (:meth:`encode_many`
+        put them there) looked up with one C-level map, the others through :meth:`encoded`."""
+        memo = self._memo
+        if memo is None:
+            return [self.encoded(t, special=special) for t in texts]
+        found = list(map(memo.get, zip(texts, itertools.repeat(special))))
+        if None in found:
+            found = [hit if hit is not None else self.encoded(t, special=special) for t, hit in zip(texts, found)]
+        return found
+
     def _encode_words_direct(self, backend: Any, text: str) -> tuple[tuple[int, ...], tuple[int | None, ...], tuple[int, ...]]:
         out = _with_words(backend.encode(text, add_special_tokens=True))
         if self._memo is not None:

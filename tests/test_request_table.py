@@ -271,7 +271,8 @@ def test_prepare_table_raises_the_first_unit_error(models_dir, intra):
 
 @pytest.mark.parametrize("where", [0, 1, 2])
 def test_prepare_table_refuses_an_input_without_its_mask_as_prepare_does(models_dir, intra, monkeypatch, where):
-    """An encoded masked context without the mask token (a tokenizer that drops it): ``prepare_table``
+    """An encoded masked context without the mask token (a tokenizer that drops it; here the memo's
+    ids made so): ``prepare_table``
     names the same unit and input as ``prepare_many``, also when an earlier or later unit has another problem."""
     from stereoset_eval.scoring.tokenization import TokenizerView
 
@@ -282,14 +283,17 @@ def test_prepare_table_refuses_an_input_without_its_mask_as_prepare_does(models_
     short = dataclasses.replace(good, id="short", sentences=type(good.sentences)([Sentence("short:0", "Too short", "stereotype")]))
     items = [[intra[1], intra[2], short], [intra[1], short, intra[2]], [short, intra[1], intra[2]]][where]
     bad_context = intra[2].context.split("BLANK")[0]  # every masked context of intra[2] starts so
-    original = TokenizerView.encoded
+    original = TokenizerView.encode_many
     mask_id = tok.special_id("mask")
 
-    def encoded(self: Any, text: str, *, special: bool) -> tuple[int, ...]:
-        ids = original(self, text, special=special)
-        return tuple(i for i in ids if i != mask_id) if special and text.startswith(bad_context) else ids
+    def encode_many(self: Any, texts: Any, *, special: bool, with_words: bool | None = None) -> None:
+        texts = list(texts)
+        original(self, texts, special=special, with_words=with_words)
+        for text in texts:  # what both paths read back from the memo: that context's ids without the mask
+            if special and text.startswith(bad_context):
+                self._memo[(text, True)] = tuple(i for i in self._memo[(text, True)] if i != mask_id)
 
-    monkeypatch.setattr(TokenizerView, "encoded", encoded)
+    monkeypatch.setattr(TokenizerView, "encode_many", encode_many)
     units = spec.units(items, options)
     messages = []
     for prepare in (spec.prepare_many, spec.prepare_table):

@@ -63,6 +63,20 @@ def test_batched_encoding_equals_transformers(models_dir, texts, model):
         view.encode_many(texts[:1], special=False, with_words=True)
 
 
+@pytest.mark.parametrize("model", sorted(KINDS))
+def test_encoded_many_equals_encoded_text_by_text(models_dir, texts, model):
+    """``encoded_many``: the memo's encodings in one map, the texts it lacks (some held with word ids
+    only) encoded one by one, and without a memo every text on its own: always what ``encoded`` gives."""
+    view = load_backend(str(models_dir / model), kind=KINDS[model], device="cpu").tokenizer
+    expected = {special: [tuple(view.tokenizer.encode(t, add_special_tokens=special)) for t in texts] for special in (True, False)}
+    for special in (True, False):
+        assert view.encoded_many(texts, special=special) == expected[special]  # no memo
+        with view.memoized({}):
+            view.encode_many(texts[::3], special=True, with_words=True)  # held as "words": served for special=True
+            view.encode_many(texts[1::3], special=special, with_words=False)
+            assert view.encoded_many(texts, special=special) == expected[special]
+
+
 def test_batched_encoding_without_a_memo_or_direct_path_does_nothing(models_dir):
     view = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu").tokenizer
     view.encode_many(["one two"], special=True)  # no memo: nowhere to keep it, no error

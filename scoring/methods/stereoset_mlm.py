@@ -28,6 +28,7 @@ import contextlib
 import functools
 import itertools
 import math
+import operator
 import string
 from typing import Any, Iterator, Mapping, Sequence, cast
 
@@ -187,24 +188,25 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
 
     mask_id = tok.require_id("mask", method=NAME)
     texts, problems, word_ids_of, masked_of = _masked_contexts(units, tok, options)
-    code_of: dict[str, int] = {}  # masked context -> its input's code (by ids: two texts may encode alike)
-    mask_at: dict[str, int] = {}  # masked context -> its first mask position, as the reference reads it
+    distinct = list(dict.fromkeys(itertools.chain.from_iterable(masked_of)))
+    encoded = tok.encoded_many(distinct, special=True)
+    with_mask = list(map(operator.contains, encoded, itertools.repeat(mask_id)))
+    if not all(with_mask):  # refused below, in unit order
+        distinct = list(itertools.compress(distinct, with_mask))
+        encoded = list(itertools.compress(encoded, with_mask))
+    # masked context -> its first mask position (as the reference reads it), and its input's code:
+    # interned by ids (two texts may encode alike), codes in order of first use
+    mask_at = dict(zip(distinct, map(operator.methodcaller("index", mask_id), encoded)))
     index: dict[tuple[int, ...], int] = {}
-    inputs: list[InputKey] = []
-    distinct = dict.fromkeys(itertools.chain.from_iterable(masked_of))
-    for context in distinct:
-        ids = tok.encoded(context, special=True)
-        try:
-            mask_at[context] = ids.index(mask_id)
-        except ValueError:
-            continue  # refused below, in unit order
-        code = index.get(ids)
-        if code is None:
-            code = index[ids] = len(inputs)
-            inputs.append((ids, None))
-        code_of[context] = code
+    first = list(map(index.setdefault, encoded, itertools.count()))
+    inputs: list[InputKey] = [(ids, None) for ids in index]
+    if len(index) == len(encoded):
+        code_of = dict(zip(distinct, range(len(distinct))))
+    else:
+        dense = dict(zip(index.values(), range(len(index))))
+        code_of = dict(zip(distinct, map(dense.__getitem__, first)))
     word_ids = [word_ids_of[t] if t is not None else () for t in texts]
-    if len(mask_at) < len(distinct) or any(p is not None for p in problems) or not all(word_ids):
+    if not all(with_mask) or any(p is not None for p in problems) or not all(word_ids):
         _raise_first_error(units, texts, problems, word_ids, masked_of, mask_at, tok, options)
     flat = list(itertools.chain.from_iterable(masked_of))  # one request per piece, in unit order
     n = len(flat)

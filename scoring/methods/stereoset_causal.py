@@ -80,13 +80,12 @@ def intra_prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]
 def encoded_sentences(units: Sequence[UnitSpec], tok: TokenizerView, method: str) -> list[tuple[int, ...]]:
     """Every unit's sentence encoded without special tokens, in one batched tokenizer call; the first
     unit whose sentence encodes to no tokens is refused (as ``prepare`` refuses it)."""
-    tok.encode_many((u.inputs["sentence"] for u in units), special=False)
-    sentences = []
-    for unit in units:
-        ids = tok.encoded(unit.inputs["sentence"], special=False)
-        if not ids:
-            raise unit_error(method, unit, "the sentence encodes to no tokens")
-        sentences.append(ids)
+    texts = [u.inputs["sentence"] for u in units]
+    tok.encode_many(texts, special=False)
+    sentences = tok.encoded_many(texts, special=False)
+    if not all(sentences):
+        unit = units[[bool(ids) for ids in sentences].index(False)]
+        raise unit_error(method, unit, "the sentence encodes to no tokens")
     return sentences
 
 

@@ -151,7 +151,7 @@ class TokenizerView:
         memo = self._memo
         if memo is None:
             return [self.encoded(t, special=special) for t in texts]
-        found = list(map(memo.get, zip(texts, itertools.repeat(special))))
+        found: list[Any] = list(map(memo.get, zip(texts, itertools.repeat(special))))
         if None in found:
             found = [hit if hit is not None else self.encoded(t, special=special) for t, hit in zip(texts, found)]
         return found

@@ -160,7 +160,8 @@ class Method:
         item_shares_inputs: the units of one item share forward inputs (StereoSet's three options
             share their first masked context), so the engine keeps them in one commit group and
             runs a shared input once (:func:`~stereoset_eval.scoring.requests.plan_groups`'s
-            ``items``). Off where units of an item share nothing worth it: visiting a CrowS pair's two
+            ``items``; a request table's batches are planned over the whole run, where a shared
+            input runs once in any case). Off where units of an item share nothing worth it: visiting a CrowS pair's two
             ``pll`` sentences together widens each group's lengths (tiny-bert over CrowS-Pairs:
             padded batches 40 -> 199) for no shared input.
     """

@@ -6,9 +6,10 @@ padded batches under the budget, run, reduced by the method, and committed to th
 transaction. Groups depend only on the units and the budget, never on what is cached, so an
 interrupted run recomputes its unfinished group with exactly the same batches (identical
 numbers) and at most that one group. Units prepared as one request table
-(:class:`~stereoset_eval.scoring.engine_rows.TableRows`) are grouped by a batch plan made once for
-the whole run: each group runs the planned batches its units need that have not run, whole, so a
-resumed run's numbers equal an uninterrupted run's.
+(:class:`~stereoset_eval.scoring.engine_rows.TableRows`) are grouped, where one more pass costs
+at least a budget of tokens, by a batch plan made once for the whole run: each group runs the
+planned batches its units need that have not run, whole, so a resumed run's numbers equal an
+uninterrupted run's.
 
 On a device whose launches return before it has finished (CUDA), groups overlap by one: group
 *k* is read back, reduced and committed once group *k+1*'s batches are queued behind it, so

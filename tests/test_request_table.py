@@ -96,6 +96,18 @@ def test_table_path_records_equal_the_request_path(models_dir, intra, model, met
     assert ran["rows_computed"] == len(table_of(intra, path, method).inputs) and ran["oom_halvings"] == []
 
 
+@pytest.mark.parametrize(("model", "method"), CASES)
+def test_where_a_pass_costs_less_than_a_budget_the_table_path_runs_the_request_paths_batches(models_dir, intra, model, method):
+    """A budget above the model's per-pass cost (the fixture models: 9,216 tokens): the table path
+    keeps the request path's commit groups and batches, so every record is identical, bit for bit."""
+    path = str(models_dir / model)
+    table = score(intra, path, method, batch_tokens=20_000)
+    with request_path(method):
+        requests = score(intra, path, method, batch_tokens=20_000)
+    assert records(table) == records(requests)
+    assert table.provenance["run"]["execution"] == requests.provenance["run"]["execution"]
+
+
 def table_of(items: list, path: str, method: str) -> Any:
     """The request table ``prepare_table`` makes for the units of ``items`` (its distinct inputs:
     each runs once on the table path)."""

@@ -259,8 +259,8 @@ class TableRows:
     still holds about one budget. Where a pass costs less (BERT-base-sized on a CPU), a plan over the
     run fills exact-length batches to the budget as the data grows: BERT-base-sized ``stereoset-mlm``'s
     scoring peak grew by 193 MB from 1,920 to 3,840 sentences (+142 MB with batches cut within
-    one-budget chunks of the run's rows), against 37 MB or less with commit groups of one budget of
-    units; there the request path's groups are kept, each cut into its own batches.
+    one-budget chunks of the run's rows), against +36 and +60 MB with commit groups of one budget of
+    units the same day; there the request path's groups are kept, each cut into its own batches.
 
     A unit belongs to the commit group of the planned batch that holds its last input. A group runs
     every planned batch its units read that has not run yet, each whole, whatever is cached; so a
@@ -277,7 +277,7 @@ class TableRows:
         self.table: RequestTable = table
         self._values: list[float] = [0.0] * len(self.table.g_input)
         self._offsets: list[int] = self.table.unit_offsets.tolist()
-        self._plan: Any = None  # (batch of each code, each batch's codes, each batch's entries and their rows)
+        self._plan: Any = None  # (batch of each code, each batch's (codes, entries, entry rows)); None: per-group plan
         self._ran: Any = None  # per planned batch: launched already
 
     @staticmethod

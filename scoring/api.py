@@ -222,9 +222,9 @@ def _check_items(spec: Method, items: list[Item]) -> None:
 
 
 def _check_lengths(spec: Method, units: list[UnitSpec], prepared: list[Prepared], max_length: int, model: str) -> None:
-    table = prepared[0].table if prepared else None
-    if table is not None and table.n_units == len(prepared) and all(p.table is table for p in prepared) \
-            and int(table.unit_longest().max(initial=0)) <= max_length:
+    from stereoset_eval.scoring.engine_rows import TableRows
+
+    if TableRows.applies(prepared) and int(prepared[0].table.unit_longest().max(initial=0)) <= max_length:  # type: ignore[union-attr]
         return  # one request table for the run: its longest input at once
     too_long = [(u, p.longest) for u, p in zip(units, prepared) if p.longest > max_length]
     if too_long:

@@ -207,7 +207,7 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
         code_of = dict(zip(distinct, map(dense.__getitem__, first)))
     word_ids = [word_ids_of[t] if t is not None else () for t in texts]
     if not all(with_mask) or any(p is not None for p in problems) or not all(word_ids):
-        _raise_first_error(units, texts, problems, word_ids, masked_of, mask_at, tok, options)
+        _raise_first_error(units, texts, problems, word_ids, masked_of, mask_at, options)
     flat = list(itertools.chain.from_iterable(masked_of))  # one request per piece, in unit order
     n = len(flat)
     counts = np.fromiter(map(len, word_ids), dtype=np.int64, count=len(units))
@@ -225,7 +225,7 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
 
 def _raise_first_error(units: Sequence[UnitSpec], texts: Sequence[str | None], problems: Sequence[str | None],
                        word_ids: Sequence[tuple[int, ...]], masked_of: Sequence[list[str]], mask_at: Mapping[str, int],
-                       tok: TokenizerView, options: Mapping[str, Any]) -> None:
+                       options: Mapping[str, Any]) -> None:
     """Raise the error :func:`prepare` raises for the first unit it refuses, in unit order."""
     for unit, text, problem, ids, masked in zip(units, texts, problems, word_ids, masked_of):
         if problem is not None:

@@ -76,10 +76,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--fixture-stereoset-examples", type=int, default=None,
                    help="StereoSet slice for fixture models (default: all 2,106 intrasentence dev examples)")
     p.add_argument("--baseline-crows-pairs", type=int, default=None,
-                   help="CrowS-Pairs slice the reference loop and minicons score on fixture models (100; they are "
-                        "compared per sentence)")
+                   help="CrowS-Pairs slice the reference loop and minicons score (default: 100 on fixture models, "
+                        "4 on base-sized; given, it applies to every model, never beyond the model's own slice; "
+                        "they are compared per sentence)")
     p.add_argument("--baseline-stereoset-examples", type=int, default=None,
-                   help="StereoSet slice the reference loop scores on fixture models (100)")
+                   help="StereoSet slice the reference loop scores (default: 100 on fixture models, 50 on "
+                        "base-sized; given, it applies to every model, never beyond the model's own slice)")
     p.add_argument("--no-study", action="store_true",
                    help="skip the study row (pll + pll-word-l2r + crows-nangia in one run vs pll alone)")
     p.add_argument("--study-only", action="store_true",
@@ -183,7 +185,8 @@ def baseline_sizes(args: argparse.Namespace) -> dict[str, dict[str, int | None]]
     for dataset, value in (("crows-pairs", args.baseline_crows_pairs),
                            ("stereoset-intra", args.baseline_stereoset_examples)):
         if value is not None:
-            sizes["fixture"][dataset] = value
+            for by_dataset in sizes.values():
+                by_dataset[dataset] = value
     full = slice_sizes(args)
     for size, by_dataset in sizes.items():
         for dataset, n in by_dataset.items():

@@ -124,6 +124,12 @@ def _ratios(impls: Mapping[str, Any]) -> dict[str, Any]:
             out[f"{key}_sentences"] = other["n_sentences"]
     floor = impls.get("floor", {})
     if floor.get("status") == "ok":
+        for name, key in (("reference-loop", "reference_loop"), ("minicons", "minicons")):
+            other = impls.get(name, {})
+            if other.get("status") == "ok" and other["n_sentences"] and floor["wall_s_median"]:
+                # the best speed-up any implementation doing only the floor's work could show (per sentence)
+                per = floor["n_sentences"] / other["n_sentences"]
+                out[f"speedup_vs_{key}_reachable"] = other["wall_s_median"] * per / floor["wall_s_median"]
         out["ours_over_floor"] = ours["wall_s_median"] / floor["wall_s_median"]
         out["ours_over_floor_cpu"] = ours["cpu_s_median"] / floor["cpu_s_median"]
         tokenize = (floor.get("extra") or {}).get("tokenize_wall_s_median")
@@ -155,10 +161,11 @@ def check_targets(results: list[dict[str, Any]], *, dataset_prefix: str = "crows
             name, threshold = name.replace(f"{threshold:g}x", f"{GPU_MINICONS_LIMIT:g}x"), GPU_MINICONS_LIMIT
         r = by_method.get(method)
         value = r["ratios"].get(key) if r else None
-        agree = bool(r and r["numbers_agree"])
-        ok = value is not None and agree and (value >= threshold if op == ">=" else value <= threshold)
-        out.append({"target": name, "value": value, "threshold": f"{op} {threshold}", "numbers_agree": agree,
-                    "met": ok if value is not None else None})
+        # the best value an implementation doing only the floor's work reaches: the floor's own
+        # speed-up over the baseline, or the floor plus the tokenizing no implementation can skip
+        best = (r["ratios"].get(f"{key}_reachable") if key.startswith("speedup_vs_")
+                else r["ratios"].get("floor_with_tokenizing_over_floor") if key == "ours_over_floor" else None) if r else None
+        out.append(_target(name, value, op, threshold, bool(r and r["numbers_agree"]), lowest=best))
     peaks = [r["implementations"]["ours"].get("peak_rss_mb") for r in results
              if r["model"] == TARGET_MODEL and r["implementations"].get("ours", {}).get("status") == "ok"]
     peak = max((p for p in peaks if p is not None), default=None)
@@ -197,12 +204,13 @@ def issue19_targets(results: list[dict[str, Any]], memory: Mapping[str, Any] | N
 
 def _target(name: str, value: float | None, op: str, threshold: float, agree: bool | None, *,
             lowest: float | None = None) -> dict[str, Any]:
-    """One target's row; ``lowest``: the lowest value reachable where measured (the floor's tokenizing
-    bound), and ``reachable`` whether the threshold is at or above it (None: not measured)."""
+    """One target's row; ``lowest``: the best value reachable where measured (for ``<=`` the lowest,
+    e.g. the floor's tokenizing bound; for ``>=`` the highest, e.g. the floor's own speed-up), and
+    ``reachable`` whether the threshold is within it (None: not measured)."""
     ok = value is not None and agree is not False and (value >= threshold if op == ">=" else value <= threshold)
     return {"target": name, "value": value, "threshold": f"{op} {threshold}", "numbers_agree": agree,
             "met": ok if value is not None else None, "lowest_reachable": lowest,
-            "reachable": None if lowest is None else lowest <= threshold}
+            "reachable": None if lowest is None else (lowest >= threshold if op == ">=" else lowest <= threshold)}
 
 
 def study_table(results: list[dict[str, Any]]) -> str:
@@ -290,11 +298,13 @@ def detail_table(results: list[dict[str, Any]]) -> str:
 
 
 def targets_table(targets: list[dict[str, Any]]) -> str:
-    """The targets; "lowest reachable" is (floor + tokenizing) / floor where the floor measured it."""
-    lines = ["| target | value | threshold | met | lowest reachable |", "|---|---:|---|---|---|"]
+    """The targets; "best reachable": what an implementation doing only the floor's work would show,
+    where the floor measured it ((floor + tokenizing) / floor; the floor's speed-up over a baseline)."""
+    lines = ["| target | value | threshold | met | best reachable |", "|---|---:|---|---|---|"]
     for t in targets:
         met = {True: "yes", False: "NO", None: "not run"}[t["met"]]
         low = t.get("lowest_reachable")
-        lowest = "—" if low is None else f"{low:.2f}" + ("" if t.get("reachable") else " (threshold below it)")
+        beyond = "above" if t["threshold"].startswith(">=") else "below"
+        lowest = "—" if low is None else f"{low:.2f}" + ("" if t.get("reachable") else f" (threshold {beyond} it)")
         lines.append(f"| {t['target']} | {_fmt(t['value'], '.2f')} | {t['threshold']} | {met} | {lowest} |")
     return "\n".join(lines)

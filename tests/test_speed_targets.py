@@ -44,5 +44,22 @@ def test_base_sized_targets_include_stereoset_and_tighter_minicons_on_a_gpu() ->
     assert by_name["pll within 1.05x of the floor"]["met"] is True
     stereoset = by_name["stereoset-mlm within 1.05x of the floor (StereoSet slice)"]
     assert abs(stereoset["value"] - 1.1) < 1e-12 and stereoset["met"] is False
+    assert by_name["pll within 1.05x of the floor"]["lowest_reachable"] == 1.0  # no tokenizing measured
     gpu = {t["target"]: t for t in report.check_targets(cells, device="cuda")}
     assert gpu["pll >= 3x faster than minicons"]["met"] is False
+
+
+def test_a_speed_up_target_beyond_what_the_floor_itself_reaches_says_so() -> None:
+    """minicons 2.5 s, the floor 1.0 s for the same sentences: no implementation doing the floor's
+    work is more than 2.5x faster, so a 3x target on a GPU is beyond reach; half the sentences
+    for minicons counts per sentence."""
+    cells = [_result("bert-base-random", "random-init", "pll", "crows-pairs[:4]", ours=1.2, floor=1.0, tokenize=0.0,
+                     minicons=2.5)]
+    cells[0]["implementations"]["minicons"]["n_sentences"] = 5
+    cells[0]["ratios"] = report._ratios(cells[0]["implementations"])
+    assert cells[0]["ratios"]["speedup_vs_minicons_reachable"] == 5.0
+    cells[0]["implementations"]["minicons"]["n_sentences"] = 10
+    cells[0]["ratios"] = report._ratios(cells[0]["implementations"])
+    gpu = {t["target"]: t for t in report.check_targets(cells, device="cuda")}["pll >= 3x faster than minicons"]
+    assert gpu["lowest_reachable"] == 2.5 and gpu["reachable"] is False and gpu["met"] is False
+    assert report.targets_table([gpu]).splitlines()[2].endswith("| NO | 2.50 (threshold above it) |")

@@ -63,3 +63,18 @@ def test_a_speed_up_target_beyond_what_the_floor_itself_reaches_says_so() -> Non
     gpu = {t["target"]: t for t in report.check_targets(cells, device="cuda")}["pll >= 3x faster than minicons"]
     assert gpu["lowest_reachable"] == 2.5 and gpu["reachable"] is False and gpu["met"] is False
     assert report.targets_table([gpu]).splitlines()[2].endswith("| NO | 2.50 (threshold above it) |")
+
+
+def test_baseline_slices_apply_to_every_model_when_given() -> None:
+    """Defaults: 100 items on fixture models, 4 pairs / 50 examples on base-sized ones; a given
+    ``--baseline-crows-pairs`` reaches the base-sized models too (the GPU check times minicons on
+    500 pairs there), never beyond a model's own slice."""
+    from speed.run import baseline_sizes, parse_args
+
+    default = baseline_sizes(parse_args([]))
+    assert default["fixture"]["crows-pairs"] == 100 and default["base"]["crows-pairs"] == 4
+    given = baseline_sizes(parse_args(["--crows-pairs", "1508", "--baseline-crows-pairs", "500"]))
+    assert given["fixture"]["crows-pairs"] == 500 and given["base"]["crows-pairs"] == 500
+    assert given["base"]["stereoset-intra"] == default["base"]["stereoset-intra"]
+    capped = baseline_sizes(parse_args(["--crows-pairs", "50", "--baseline-crows-pairs", "500"]))
+    assert capped["base"]["crows-pairs"] == 50 and capped["fixture"]["crows-pairs"] == 500

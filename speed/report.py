@@ -163,8 +163,11 @@ def check_targets(results: list[dict[str, Any]], *, dataset_prefix: str = "crows
         value = r["ratios"].get(key) if r else None
         # the best value an implementation doing only the floor's work reaches: the floor's own
         # speed-up over the baseline, or the floor plus the tokenizing no implementation can skip
-        best = (r["ratios"].get(f"{key}_reachable") if key.startswith("speedup_vs_")
-                else r["ratios"].get("floor_with_tokenizing_over_floor") if key == "ours_over_floor" else None) if r else None
+        best = None
+        if r is not None and key.startswith("speedup_vs_"):
+            best = r["ratios"].get(f"{key}_reachable")
+        elif r is not None and key == "ours_over_floor":
+            best = r["ratios"].get("floor_with_tokenizing_over_floor")
         out.append(_target(name, value, op, threshold, bool(r and r["numbers_agree"]), lowest=best))
     peaks = [r["implementations"]["ours"].get("peak_rss_mb") for r in results
              if r["model"] == TARGET_MODEL and r["implementations"].get("ours", {}).get("status") == "ok"]

@@ -207,7 +207,9 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
         code_of = dict(zip(distinct, map(dense.__getitem__, first)))
     word_ids = [word_ids_of[t] if t is not None else () for t in texts]
     if not all(with_mask) or any(p is not None for p in problems) or not all(word_ids):
-        _raise_first_error(units, texts, problems, word_ids, masked_of, mask_at, options)
+        for _ in _requests_of(units, tok, options):  # raises prepare's first error, in unit order
+            pass
+        raise AssertionError("a refused unit was not refused by the request path")
     flat = list(itertools.chain.from_iterable(masked_of))  # one request per piece, in unit order
     n = len(flat)
     counts = np.fromiter(map(len, word_ids), dtype=np.int64, count=len(units))
@@ -221,22 +223,6 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
     words = [text[1:] if space else text for text in cast(list[str], texts)]  # every unit has one (checked above)
     return [Prepared(state={"word": word, "word_ids": list(ids)}, table=table, index=i)
             for i, (word, ids) in enumerate(zip(words, word_ids))]
-
-
-def _raise_first_error(units: Sequence[UnitSpec], texts: Sequence[str | None], problems: Sequence[str | None],
-                       word_ids: Sequence[tuple[int, ...]], masked_of: Sequence[list[str]], mask_at: Mapping[str, int],
-                       options: Mapping[str, Any]) -> None:
-    """Raise the error :func:`prepare` raises for the first unit it refuses, in unit order."""
-    for unit, text, problem, ids, masked in zip(units, texts, problems, word_ids, masked_of):
-        if problem is not None:
-            raise unit_error(NAME, unit, problem)
-        assert text is not None
-        if not ids:
-            word = text[1:] if options["leading_space_applied"] else text
-            raise unit_error(NAME, unit, f"the template word {word!r} encodes to no tokens")
-        for context in masked:
-            if context not in mask_at:
-                raise unit_error(NAME, unit, f"no mask token in the encoded input {context!r}")
 
 
 def _requests_of(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]

@@ -55,11 +55,16 @@ class Scorer:
         self.pad_id = int(pad)
 
     def _inputs(self, rows: Sequence[BatchRow]) -> dict[str, Any]:
-        """The padded batch as tensors on the device, built with array operations.
+        """The padded batch as tensors on the device (:meth:`_host_inputs`, then :meth:`_on_device`)."""
+        return self._on_device(self._host_inputs(rows))
+
+    def _host_inputs(self, rows: Sequence[BatchRow]) -> dict[str, Any]:
+        """The padded batch as host arrays (``input_ids``, optional ``attention_mask`` and
+        ``token_type_ids``), built with array operations.
 
         No attention mask when no row is padded (a batch of one length, the common case after
         length bucketing): the mask would be all ones, and without it the attention kernels skip
-        the masking work. On CUDA the host tensors are pinned and copied without blocking.
+        the masking work.
         """
         import numpy as np
 
@@ -82,21 +87,27 @@ class Scorer:
                 if r.token_type_ids is not None:
                     types[i, :len(r.token_type_ids)] = r.token_type_ids
             host["token_type_ids"] = types
-        return self._on_device(host)
+        return host
 
     def _on_device(self, host: dict[str, Any]) -> dict[str, Any]:
         """Host arrays (``input_ids``, optional ``attention_mask`` and ``token_type_ids``) as the model's inputs."""
-        torch = self.torch
-        out: dict[str, Any] = {name: self._to_device(torch.from_numpy(a)) for name, a in host.items()}
+        return self._model_inputs(host, self._to_device(list(host.values())))
+
+    def _model_inputs(self, host: dict[str, Any], tensors: Sequence[Any]) -> dict[str, Any]:
+        """The model's keyword inputs: ``host``'s names with ``tensors`` (their arrays on the device)."""
+        out: dict[str, Any] = dict(zip(host, tensors))
         if self.backend.kind == "causal":
             out["use_cache"] = False
         return out
 
-    def _to_device(self, tensor: Any) -> Any:
+    def _to_device(self, arrays: Sequence[Any]) -> list[Any]:
+        """Host arrays as tensors on the model's device: on a CPU the arrays themselves (no copy);
+        on CUDA one pinned buffer and one copy without blocking for all of them (:func:`one_transfer`)."""
+        torch = self.torch
         dev = self.backend.device
         if dev.type == "cuda":
-            return tensor.pin_memory().to(dev, non_blocking=True)
-        return tensor
+            return one_transfer(torch, arrays, dev, pin=True)
+        return [torch.from_numpy(a) for a in arrays]
 
     @property
     def asynchronous(self) -> bool:
@@ -139,7 +150,7 @@ class Scorer:
         if types is not None:
             host["token_type_ids"] = np.ascontiguousarray(types)
         order = np.arange(len(ids), dtype=np.int64)
-        return self._gathered(self._on_device(host), order, np.ascontiguousarray(positions),
+        return self._gathered(host, order, np.ascontiguousarray(positions),
                               order if gather_rows is None else np.ascontiguousarray(gather_rows),
                               np.ascontiguousarray(targets), len(ids), True)
 
@@ -154,7 +165,7 @@ class Scorer:
         if types is not None:
             host["token_type_ids"] = types
         one_per_row = len(pair_rows) == len(ids) and bool((pair_rows == np.arange(len(ids))).all())
-        return self._gathered(self._on_device(host), pair_rows, pair_pos, g_pair, g_target, len(pair_rows), one_per_row)
+        return self._gathered(host, pair_rows, pair_pos, g_pair, g_target, len(pair_rows), one_per_row)
 
     def _run_lm(self, rows: Sequence[BatchRow], single: bool) -> Any:
         """Every row's gathers, in row order, as one float32 tensor on the device (``single``: every
@@ -172,21 +183,23 @@ class Scorer:
             pair_rows_np, pair_pos_np, g_pair_np, g_target_np = gather_arrays(rows)
             n_pairs = len(pair_rows_np)
             one_per_row = n_pairs == n and bool((pair_rows_np == np.arange(n, dtype=np.int64)).all())
-        return self._gathered(self._inputs(rows), pair_rows_np, pair_pos_np, g_pair_np, g_target_np, n_pairs, one_per_row)
+        return self._gathered(self._host_inputs(rows), pair_rows_np, pair_pos_np, g_pair_np, g_target_np, n_pairs,
+                              one_per_row)
 
-    def _gathered(self, inputs: dict[str, Any], pair_rows_np: Any, pair_pos_np: Any, g_pair_np: Any, g_target_np: Any,
+    def _gathered(self, host: dict[str, Any], pair_rows_np: Any, pair_pos_np: Any, g_pair_np: Any, g_target_np: Any,
                   n_pairs: int, one_per_row: bool) -> Any:
         """The log-probabilities of the gathers (pair index and target each) read at the distinct
-        ``(row, position)`` pairs, in gather order, as one float32 tensor on the device."""
+        ``(row, position)`` pairs, in gather order, as one float32 tensor on the device. ``host``:
+        the batch's input arrays (:meth:`_host_inputs`), moved to the device with the gather
+        arrays in one transfer."""
         torch = self.torch
         dev = self.backend.device
-        pair_rows = self._to_device(torch.from_numpy(pair_rows_np))
-        pair_pos = self._to_device(torch.from_numpy(pair_pos_np))
+        moved = self._to_device([*host.values(), pair_rows_np, pair_pos_np, g_pair_np, g_target_np])
+        inputs = self._model_inputs(host, moved[:len(host)])
+        pair_rows, pair_pos, pairs, targets = moved[len(host):]
         hidden = self.backend.states_at(inputs, pair_rows, pair_pos, one_per_row=one_per_row,
                                         last_layer_at_scored=self.last_layer_at_scored)
         head = self.backend.head
-        pairs = self._to_device(torch.from_numpy(g_pair_np))
-        targets = self._to_device(torch.from_numpy(g_target_np))
         if hidden.device != dev:  # device_map="auto": the last layers live on another device
             pairs, targets = pairs.to(hidden.device), targets.to(hidden.device)
         if n_pairs <= HEAD_CHUNK:  # one head application (the common case): no selection masks
@@ -202,6 +215,32 @@ class Scorer:
             local = pairs[sel] - start
             values[sel] = logits[local, targets[sel]] - lse[local]
         return values
+
+
+def one_transfer(torch: Any, arrays: Sequence[Any], device: Any, *, pin: bool) -> list[Any]:
+    """``arrays`` (numpy, int64) as tensors on ``device`` through one host buffer (pinned if
+    ``pin``) and one copy without blocking: each tensor a view of the copied buffer, in the array's
+    shape. A batch's inputs and gather indices were four to seven pinned copies, each with its own
+    fixed cost (issue 35: a fixture model's run on a GPU launches ~200 batches). Arrays of another
+    dtype go one by one, as they are."""
+    import numpy as np
+
+    if not all(a.dtype == np.int64 for a in arrays):
+        return [torch.from_numpy(np.ascontiguousarray(a)).pin_memory().to(device, non_blocking=True) if pin
+                else torch.from_numpy(a).to(device) for a in arrays]
+    sizes = [int(a.size) for a in arrays]
+    staged = torch.empty(sum(sizes), dtype=torch.int64, pin_memory=pin)
+    flat = staged.numpy()
+    start = 0
+    for a, n in zip(arrays, sizes):
+        flat[start:start + n] = a.reshape(-1)
+        start += n
+    moved = staged.to(device, non_blocking=True)
+    out, start = [], 0
+    for a, n in zip(arrays, sizes):
+        out.append(moved[start:start + n].view(a.shape))
+        start += n
+    return out
 
 
 class OnDevice:

@@ -128,3 +128,24 @@ def test_cuda_runs_overlap_groups_and_match_a_sequential_cuda_run(items, models_
     sequential = _score(data, models_dir, "tiny-bert", method, device="cuda", batch_tokens=1024)
     assert sequential.provenance["run"]["execution"]["overlap"] is False
     assert _values(overlapped) == _values(sequential)
+
+
+def test_one_pinned_transfer_gives_every_array_of_every_batch() -> None:
+    """Many batches in a row through pinned staging buffers (reused by the caching host allocator
+    while earlier copies may still run): every array arrives equal to the host's."""
+    import numpy as np
+
+    from stereoset_eval.scoring.scorers import one_transfer
+
+    rng = np.random.default_rng(1)
+    sent, got = [], []
+    for _ in range(200):
+        rows, width = int(rng.integers(1, 64)), int(rng.integers(1, 40))
+        arrays = [rng.integers(0, 50_000, size=(rows, width), dtype=np.int64),
+                  rng.integers(0, 2, size=(rows, width), dtype=np.int64),
+                  rng.integers(0, width, size=rows, dtype=np.int64)]
+        sent.append([a.copy() for a in arrays])
+        got.append(one_transfer(torch, arrays, torch.device("cuda"), pin=True))
+    torch.cuda.synchronize()
+    for host, device in zip(sent, got):
+        assert all(t.is_cuda and np.array_equal(t.cpu().numpy(), a) for a, t in zip(host, device))

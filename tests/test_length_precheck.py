@@ -42,3 +42,55 @@ def test_a_text_that_could_exceed_the_limit_is_still_counted():
         precheck_lengths("m", [unit("a" * 10), unit("é" * 45)], tok, "model")
     with pytest.raises(ScoringError, match="exceed the 40-token limit"):
         precheck_lengths("m", [unit("a" * 45)], tok, "model")
+
+
+class BatchingTokenizer(CountingTokenizer):
+    """:class:`CountingTokenizer` with a batched call that records what it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def encode_many(self, texts, *, special: bool) -> None:
+        assert special
+        self.batches.append(list(texts))
+
+
+def test_the_texts_counted_whole_are_encoded_first_in_one_batched_call():
+    tok = BatchingTokenizer()
+    long_text = "é" * 2000  # past the window: token_count reads a prefix first, so not batched
+    units = [unit("a" * 10, "é" * 21), unit("b" * 5), unit("c" * 45), unit(long_text)]
+    with pytest.raises(ScoringError) as refused:
+        precheck_lengths("m", units, tok, "model")
+    assert tok.batches == [["é" * 21, "c" * 45]]
+    plain = CountingTokenizer()  # without the batched call: the same verdict
+    with pytest.raises(ScoringError) as same:
+        precheck_lengths("m", units, plain, "model")
+    assert str(refused.value) == str(same.value)
+
+
+def test_a_real_tokenizer_counts_from_the_batch(models_dir, crows_items):
+    """With a real tokenizer's memo, no text is encoded one call at a time, and the counts equal
+    the one-call-per-text counts."""
+    from stereoset_eval.scoring.backends import load_backend
+    from stereoset_eval.scoring.length_check import token_count
+    from stereoset_eval.scoring.methods import get_method
+
+    backend = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu")
+    tok = backend.tokenizer
+    spec = get_method("pll")
+    units = spec.units(list(crows_items), {})
+    texts = [u.inputs["sentence"] for u in units if len(u.inputs["sentence"]) * 4 > tok.max_length]
+    assert texts  # CrowS-Pairs has sentences the first test cannot pass over
+    expected = [token_count(tok, t, max_length=tok.max_length) for t in texts]  # outside a memo: one call each
+    calls = []
+    original = type(tok)._encode_words_direct
+    store: dict = {}
+    try:
+        type(tok)._encode_words_direct = lambda self, b, t: calls.append(t) or original(self, b, t)
+        with tok.memoized(store):
+            precheck_lengths("pll", units, tok, "tiny-bert")
+            assert [token_count(tok, t, max_length=tok.max_length) for t in texts] == expected
+    finally:
+        type(tok)._encode_words_direct = original
+    assert calls == []

@@ -107,13 +107,21 @@ def test_each_text_is_encoded_once_per_run(models_dir, crows_items, monkeypatch)
     assert direct is not None
     calls: list[str] = []
 
-    class Counting:  # the Rust tokenizer, counting its encode calls
+    class Counting:  # the Rust tokenizer, counting the texts of its encode calls, one at a time or batched
         def __getattr__(self, name):
             return getattr(direct, name)
 
         def encode(self, text, **kw):
             calls.append(text)
             return direct.encode(text, **kw)
+
+        def encode_batch(self, texts, **kw):
+            calls.extend(texts)
+            return direct.encode_batch(texts, **kw)
+
+        def encode_batch_fast(self, texts, **kw):
+            calls.extend(texts)
+            return direct.encode_batch_fast(texts, **kw)
 
     monkeypatch.setattr(type(backend.tokenizer), "direct_backend", lambda self: Counting())
     shared = SharedWork()

@@ -90,7 +90,7 @@ class Prepared:
     def __init__(self, requests: list[Request] | None = None, state: dict[str, Any] | None = None, *,
                  copies: tuple[MaskedCopies, ...] | None = None, table: RequestTable | None = None,
                  index: int = 0) -> None:
-        if sum(x is not None for x in (requests, copies, table)) > 1:
+        if (requests is not None) + (copies is not None) + (table is not None) > 1:
             raise ValueError("a unit is prepared as requests, as masked copies or as a table row, one of them")
         self._requests = requests if requests is not None or copies is not None or table is not None else []
         self.copies = copies

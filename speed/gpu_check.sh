@@ -16,7 +16,11 @@
 # slice minicons scores, compared per sentence; default 500: 1,000 sentences in 32-sentence calls,
 # past any start-up effect, a third of the time of all 1,508), ISOLATION (default inline: every
 # implementation in one process, as CUDA's start-up per child process would take much of the
-# minutes a lent GPU has; peak RSS is then the process-wide maximum), REPEATS (3), and the
+# minutes a lent GPU has; peak RSS is then the process-wide maximum), REPEATS (3), TOKENIZERS
+# (speed.run's --tokenizers-parallelism; default inherit: what users get, the Rust tokenizer on every
+# core unless TOKENIZERS_PARALLELISM says otherwise; "false" measures one tokenizer thread, as the
+# runs before fe3ee43 did, which on a 16-core machine makes the floor's tokenizing several times
+# slower and the cells' ratios to the lowest reachable time smaller), and the
 # timeouts BASE_TIMEOUT, FIXTURE_TIMEOUT, TEST_TIMEOUT (seconds). Logs, the benchmark JSON and its
 # Markdown land in OUT_DIR. Needs a CUDA device, and stereoset_eval importable (pip install -e .);
 # minicons is optional (its rows are skipped without it).
@@ -24,11 +28,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:?usage: speed/gpu_check.sh OUT_DIR}"
 mkdir -p "$out"
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 PYTHONUNBUFFERED=1
 py="${PYTHON:-python3}"
 shared="${STEREOSET_EVAL_SHARED:-../shared}"
 read -r -a impls <<< "${IMPLS:-ours floor minicons}"
 common=(--device cuda --impls "${impls[@]}" --isolation "${ISOLATION:-inline}" --repeats "${REPEATS:-3}"
+        --tokenizers-parallelism "${TOKENIZERS:-inherit}"
         --baseline-crows-pairs "${BASELINE_CROWS_PAIRS:-500}" --no-memory
         --data-dir "$shared/data" --fixtures-dir "$shared/fixtures/models")
 "$py" -c "import torch, transformers, stereoset_eval.scoring; print('torch', torch.__version__, 'transformers', transformers.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')" \

@@ -98,11 +98,18 @@ class SentenceResult:
     @staticmethod
     def through_json_units(units: list[list["SentenceResult"]]) -> list[list["SentenceResult"]]:
         """:meth:`through_json` of each unit's results: where every result of every unit already is
-        what the cache reads back (:func:`_all_read_back`, checked with C-level loops over all of
+        what the cache reads back (:func:`_read_back_form`, checked with C-level loops over all of
         them at once) the units' lists as they are, else each unit's through :meth:`through_json`
-        (issue 35: the per-result checks cost 15 ms of a fixture model's StereoSet run)."""
-        if _all_read_back([r for results in units for r in results]):
+        (issue 35: the per-result checks cost 15 ms of a fixture model's StereoSet run). Where the
+        only lists are flat lists of scalars in ``extra`` (``crows-nangia``'s positions), each result
+        is rebuilt with copies of those lists, as :func:`_as_read_back` rebuilds it, without its
+        per-result checks (issue 35: 21 ms of a CrowS-Pairs run)."""
+        flat = [r for results in units for r in results]
+        form = _read_back_form(flat)
+        if form == "as is":
             return units
+        if form == "copy lists":
+            return [[_with_list_copies(r) for r in results] for results in units]
         return [SentenceResult.through_json(results) for results in units]
 
 
@@ -158,10 +165,12 @@ def _plain_list(value: Any) -> bool:
 _SCALAR_SET = frozenset(_SCALARS)
 
 
-def _all_read_back(results: list[SentenceResult]) -> bool:
-    """True if every result is already what the cache reads back, as :func:`_as_read_back` would return
-    it unchanged: a float or int score, an int ``n_tokens``, token fields None or tuples of exact ints /
-    floats, and ``extra`` a dict of string keys and scalar values."""
+def _read_back_form(results: list[SentenceResult]) -> str:
+    """How :func:`_as_read_back` treats every one of ``results``, checked with C-level loops over all
+    of them at once: ``"as is"`` (a float or int score, an int ``n_tokens``, token fields None or
+    tuples of exact ints / floats, ``extra`` a dict of string keys and scalar values); ``"copy
+    lists"`` (the same, but some ``extra`` values are lists of scalars: rebuilt with copies of them);
+    else ``"each"`` (every result through :meth:`SentenceResult.through_json`)."""
     from itertools import chain
     from operator import attrgetter
 
@@ -171,13 +180,27 @@ def _all_read_back(results: list[SentenceResult]) -> bool:
     token_ids = list(map(attrgetter("token_ids"), results))
     token_logprobs = list(map(attrgetter("token_logprobs"), results))
     extras = list(map(attrgetter("extra"), results))
-    return (types(map(attrgetter("score"), results)) <= {float, int}
+    if not (types(map(attrgetter("score"), results)) <= {float, int}
             and types(map(attrgetter("n_tokens"), results)) <= {int}
             and types(token_ids) <= {tuple, type(None)} and types(chain.from_iterable(filter(None, token_ids))) <= {int}
             and types(token_logprobs) <= {tuple, type(None)}
             and types(chain.from_iterable(filter(None, token_logprobs))) <= {float}
-            and types(extras) <= {dict} and types(chain.from_iterable(extras)) <= {str}
-            and types(chain.from_iterable(map(dict.values, extras))) <= _SCALAR_SET)
+            and types(extras) <= {dict} and types(chain.from_iterable(extras)) <= {str}):
+        return "each"
+    values = list(chain.from_iterable(map(dict.values, extras)))
+    value_types = types(values)
+    if value_types <= _SCALAR_SET:
+        return "as is"
+    if value_types <= _SCALAR_SET | {list} and types(chain.from_iterable(v for v in values if type(v) is list)) <= _SCALAR_SET:
+        return "copy lists"
+    return "each"
+
+
+def _with_list_copies(result: SentenceResult) -> SentenceResult:
+    """``result`` with a copy of each list in its ``extra`` (what :func:`_as_read_back` returns for a
+    result :func:`_read_back_form` found ``"copy lists"``)."""
+    return SentenceResult.of(result.score, result.n_tokens, result.token_ids, result.token_logprobs,
+                             {k: list(v) if type(v) is list else v for k, v in result.extra.items()})
 
 
 def _as_read_back(result: SentenceResult) -> SentenceResult:

@@ -88,6 +88,26 @@ class TokenizerView:
             self._facts["lowercases"] = tok.tokenize(_CASE_PROBE) == tok.tokenize(_CASE_PROBE.lower())
         return self._facts["lowercases"]
 
+    def encodes_as_lowered(self, text: str) -> bool:
+        """True if ``text`` encodes to exactly the ids of ``text.lower()``, by construction: the Rust
+        pipeline is what runs (:meth:`direct_backend`), its normalizer is a ``BertNormalizer`` that
+        lower-cases, ``text`` is ASCII and no added token's content occurs in it in either case.
+
+        Then both texts split alike on added tokens (none occurs), normalise to the same string
+        (for ASCII, clean-up, accent stripping and Chinese-character padding do not depend on case,
+        and Python's ``lower`` is the normaliser's), and so pre-tokenise and encode alike. A method
+        that lower-cases for an uncased model (``crows-nangia``, as metric.py) can then reuse the
+        text's own encoding, which another method of the run may have made already (issue 35: the
+        study re-encoded 3,016 CrowS-Pairs texts). False whenever that is not certain.
+        """
+        if "lowering_folded" not in self._facts:
+            self._facts["lowering_folded"] = _bert_lowercasing_added_contents(self.tokenizer)
+        added = self._facts["lowering_folded"]
+        if added is None or not text.isascii() or self.direct_backend() is None:
+            return False
+        lowered = text.lower()
+        return not any(content in lowered for content in added)
+
     @property
     def byte_level(self) -> bool:
         """True for byte-level BPE without an automatic prefix space (GPT-2, RoBERTa).
@@ -319,6 +339,19 @@ def _cleans_up(tokenizer: Any) -> bool:
     model_kind = type(tokenizer.backend_tokenizer.model).__name__
     forced = getattr(tokenizer, "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output", False)
     return not (model_kind == "BPE" and not forced)
+
+
+def _bert_lowercasing_added_contents(tokenizer: Any) -> tuple[str, ...] | None:
+    """The added tokens' contents, lower-cased, if ``tokenizer``'s Rust normalizer is a
+    ``BertNormalizer`` with ``lowercase`` on (:meth:`TokenizerView.encodes_as_lowered`); else None."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return None
+    spec = json.loads(backend.to_str())
+    normalizer = spec.get("normalizer") or {}
+    if normalizer.get("type") != "BertNormalizer" or normalizer.get("lowercase") is not True:
+        return None
+    return tuple(str(token["content"]).lower() for token in spec.get("added_tokens") or ())
 
 
 def _is_byte_level_without_prefix_space(tokenizer: Any) -> bool:

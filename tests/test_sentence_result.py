@@ -156,3 +156,28 @@ def test_of_makes_the_object_the_constructor_makes():
     score = SentenceScore.of("i", "s", "stereotype", -0.5, 2, (3,), (-0.5,), {})
     assert score == SentenceScore("i", "s", "stereotype", -0.5, 2, (3,), (-0.5,), {})
     assert list(score.__dict__) == list(SentenceScore("i", "s", "r", 0.0, 0).__dict__)
+
+
+def test_through_json_units_copies_the_lists_of_scalars_in_extra_and_equals_each_round_trip():
+    """``crows-nangia``'s results (positions as a list in ``extra``): rebuilt at once with copies of
+    the lists, equal to each result's text round trip, sharing no list with what reduce holds."""
+    held = [[1, 2, 3], [4, 5]]
+    units = [[SentenceResult(score=-1.5, n_tokens=3, token_ids=(7, 8, 9), token_logprobs=(-0.5, -0.5, -0.5),
+                             extra={"unrounded": -1.5, "positions": held[0]})],
+             [SentenceResult(score=-2.0, n_tokens=2, token_ids=(1, 2), token_logprobs=(-1.0, -1.0),
+                             extra={"unrounded": -2.0, "positions": held[1], "word": "x"}), PLAIN[0]]]
+    got = SentenceResult.through_json_units(units)
+    assert [len(u) for u in got] == [1, 2]
+    for unit_in, unit_out in zip(units, got):
+        assert all(_same(a, _by_text(b)) for a, b in zip(unit_out, unit_in))
+    held[0].append(99)
+    assert got[0][0].extra["positions"] == [1, 2, 3]
+    assert got[1][0].extra["positions"] is not held[1]
+
+
+@pytest.mark.parametrize("extra", [{"positions": [1, (2, 3)]}, {"positions": [[1]]}, {"positions": (1, 2)},
+                                   {"positions": [1, 2], "nested": {"a": 1}}])
+def test_through_json_units_with_other_containers_in_extra_takes_each_results_round_trip(extra):
+    units = [[SentenceResult(score=-1.0, n_tokens=1, extra=extra)], [PLAIN[0]]]
+    got = SentenceResult.through_json_units(units)
+    assert all(_same(a, _by_text(b)) for unit_in, unit_out in zip(units, got) for a, b in zip(unit_out, unit_in))

@@ -5,7 +5,9 @@ Reproduces nyu-mll/crows-pairs @ 8aaac11c ``metric.py`` (``mask_unigram``, ``get
 
 * ``sent1`` is ``sent_more`` for ``stereo`` pairs and ``sent_less`` for ``antistereo`` pairs
   (the alignment below is not symmetric, so the order matters);
-* both sentences are lower-cased if the model is uncased, then encoded *with* special tokens;
+* both sentences are lower-cased if the model is uncased, then encoded *with* special tokens
+  (where the tokenizer provably encodes a sentence as its lower-cased form, the sentence itself is
+  encoded: the same ids, and a study reuses the encoding ``pll`` made);
 * ``difflib.SequenceMatcher`` over the two id lists gives the shared ("equal") positions;
   template entries ``1 .. N-2`` are masked one at a time (the first and last entries are
   assumed to be CLS and SEP) and ``log_softmax(logits)[original id]`` is summed;
@@ -116,7 +118,7 @@ def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> P
     mask_id = tok.require_id("mask", method=NAME)
     texts = [unit.inputs["sent1"], unit.inputs["sent2"]]
     if options["lowercase"]:
-        texts = [t.lower() for t in texts]
+        texts = [_lowered(t, tok) for t in texts]
     ids1, ids2 = (tok.encode(t, special=True) for t in texts)
     template1, template2 = shared_positions(ids1, ids2)
     copies = []  # each sentence's copies as one array request (issue 35), the first's then the second's
@@ -131,7 +133,14 @@ def warm(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, An
     """Both sentences of every pair in one batched tokenizer call (as ``prepare`` encodes them)."""
     texts = (u.inputs[k] for u in units for k in ("sent1", "sent2"))
     # ids only (prepare asks for nothing else): the offsets that word ids need cost 15-20 % more
-    tok.encode_many((t.lower() for t in texts) if options["lowercase"] else texts, special=True, with_words=False)
+    tok.encode_many((_lowered(t, tok) for t in texts) if options["lowercase"] else texts, special=True, with_words=False)
+
+
+def _lowered(text: str, tok: TokenizerView) -> str:
+    """The text to encode for metric.py's lower-casing: ``text`` itself where it encodes exactly as
+    ``text.lower()`` does (:meth:`TokenizerView.encodes_as_lowered`: an uncased BERT tokenizer and an
+    ASCII text), so a run that encoded it for another method reads it back; else ``text.lower()``."""
+    return text if tok.encodes_as_lowered(text) else text.lower()
 
 
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:

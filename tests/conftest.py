@@ -99,6 +99,38 @@ def curated_stereoset(ids_csv: Path):
     return curate_files([("stereoset", ids_csv)])
 
 
+@pytest.fixture
+def count_encoded(monkeypatch):
+    """``count_encoded(view)``: from now on (until ``monkeypatch`` undoes it), the Rust tokenizer of
+    every :class:`~stereoset_eval.scoring.tokenization.TokenizerView` of ``view``'s class appends each
+    text it encodes, one at a time or batched, to the list returned."""
+    def start(view) -> list[str]:
+        direct = view.direct_backend()
+        assert direct is not None
+        encoded: list[str] = []
+
+        class Counting:  # the Rust tokenizer, counting the texts of its encode calls
+            def __getattr__(self, name):
+                return getattr(direct, name)
+
+            def encode(self, text, **kw):
+                encoded.append(text)
+                return direct.encode(text, **kw)
+
+            def encode_batch(self, texts, **kw):
+                encoded.extend(texts)
+                return direct.encode_batch(texts, **kw)
+
+            def encode_batch_fast(self, texts, **kw):
+                encoded.extend(texts)
+                return direct.encode_batch_fast(texts, **kw)
+
+        monkeypatch.setattr(type(view), "direct_backend", lambda self: Counting())
+        return encoded
+
+    return start
+
+
 def load_golden(golden_dir: Path, name: str) -> dict:
     return json.loads((golden_dir / name).read_text(encoding="utf-8"))
 

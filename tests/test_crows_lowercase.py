@@ -39,7 +39,8 @@ def test_a_cased_or_non_bert_tokenizer_never_takes_it(models_dir):
     assert not roberta.encodes_as_lowered("The doctor was here.")
 
 
-def test_in_a_study_crows_nangia_encodes_no_sentence_pll_encoded(models_dir, crows_items, monkeypatch):
+def test_in_a_study_crows_nangia_encodes_no_sentence_pll_encoded(models_dir, crows_items, count_encoded,
+                                                                   monkeypatch):
     """The study's third method finds every lower-cased CrowS sentence the shortcut takes in the
     run's memo (pll encoded it); its scores equal crows-nangia run alone."""
     from stereoset_eval.scoring import score_items
@@ -53,26 +54,7 @@ def test_in_a_study_crows_nangia_encodes_no_sentence_pll_encoded(models_dir, cro
     shared = SharedWork()
     score_items(items, model=model, method="pll", use_cache=False, shared=shared, device="cpu",
                 settings=RunSettings(share_masked_inputs="on"))
-    direct = tok.direct_backend()
-    encoded: list[str] = []
-
-    class Counting:
-        def __getattr__(self, name):
-            return getattr(direct, name)
-
-        def encode(self, text, **kw):
-            encoded.append(text)
-            return direct.encode(text, **kw)
-
-        def encode_batch(self, texts, **kw):
-            encoded.extend(texts)
-            return direct.encode_batch(texts, **kw)
-
-        def encode_batch_fast(self, texts, **kw):
-            encoded.extend(texts)
-            return direct.encode_batch_fast(texts, **kw)
-
-    monkeypatch.setattr(type(tok), "direct_backend", lambda self: Counting())
+    encoded = count_encoded(tok)
     in_study = score_items(items, model=model, method="crows-nangia", use_cache=False, shared=shared, device="cpu",
                            settings=RunSettings(share_masked_inputs="on"))
     texts = [s.text for item in items for s in item.sentences]

@@ -96,34 +96,14 @@ def test_shared_values_are_kept_per_model_and_scorer_path(models_dir, crows_item
     assert again.provenance["run"]["execution"]["rows_computed"] == 0
 
 
-def test_each_text_is_encoded_once_per_run(models_dir, crows_items, monkeypatch):
+def test_each_text_is_encoded_once_per_run(models_dir, crows_items, count_encoded):
     from stereoset_eval.scoring.backends import load_backend
     from stereoset_eval.scoring.shared_work import SharedWork
 
     model = models_dir / "tiny-bert"
     items = crows_items[:20]
     backend = load_backend(str(model), kind="masked", device="cpu")
-    direct = backend.tokenizer.direct_backend()
-    assert direct is not None
-    calls: list[str] = []
-
-    class Counting:  # the Rust tokenizer, counting the texts of its encode calls, one at a time or batched
-        def __getattr__(self, name):
-            return getattr(direct, name)
-
-        def encode(self, text, **kw):
-            calls.append(text)
-            return direct.encode(text, **kw)
-
-        def encode_batch(self, texts, **kw):
-            calls.extend(texts)
-            return direct.encode_batch(texts, **kw)
-
-        def encode_batch_fast(self, texts, **kw):
-            calls.extend(texts)
-            return direct.encode_batch_fast(texts, **kw)
-
-    monkeypatch.setattr(type(backend.tokenizer), "direct_backend", lambda self: Counting())
+    calls = count_encoded(backend.tokenizer)
     shared = SharedWork()
     for m in METHODS:
         _score(items, model, m, shared=shared)

@@ -117,10 +117,14 @@ def test_scoring_memory_does_not_grow_with_the_dataset(run, models_dir, data_dir
     model, method, benchmark, data, task, n_small, n_large, budget = run
     path, file = models_dir / model, data_dir / data
     # the two sizes run side by side (one torch thread each): each figure is its own process's
-    # high-water mark (VmHWM), which another process cannot move
+    # high-water mark (VmHWM), which another process cannot move. Each size runs twice and the
+    # lower peak counts: the allocator's timing adds to a peak, never takes away (one process of
+    # the same code measured tiny-gpt2 causal-ll's 1,200 sentences at +38 to +76 MB, and growth
+    # went past the allowance in about one run in ten, before and after the change it guards)
     pending = [_start_measure(path, method, benchmark, file, n_items=n, batch_tokens=budget, task=task)
-               for n in (n_small, n_large)]
-    small, large = [wait() for wait in pending]
+               for n in (n_small, n_small, n_large, n_large)]
+    runs = [wait() for wait in pending]
+    small, large = (min(pair, key=lambda r: r["scoring_peak_mb"]) for pair in (runs[:2], runs[2:]))
     extra = large["n_sentences"] - small["n_sentences"]
     allowed = extra * BOOKKEEPING_KB_PER_SENTENCE / 1024 + SLACK_MB
     growth = large["scoring_peak_mb"] - small["scoring_peak_mb"]

@@ -196,11 +196,16 @@ def _read_back_form(results: list[SentenceResult]) -> str:
     return "each"
 
 
+def _list_copies(extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``extra`` with a copy of each of its lists (reduce may still hold them)."""
+    return {k: list(v) if type(v) is list else v for k, v in extra.items()}
+
+
 def _with_list_copies(result: SentenceResult) -> SentenceResult:
     """``result`` with a copy of each list in its ``extra`` (what :func:`_as_read_back` returns for a
     result :func:`_read_back_form` found ``"copy lists"``)."""
     return SentenceResult.of(result.score, result.n_tokens, result.token_ids, result.token_logprobs,
-                             {k: list(v) if type(v) is list else v for k, v in result.extra.items()})
+                             _list_copies(result.extra))
 
 
 def _as_read_back(result: SentenceResult) -> SentenceResult:
@@ -214,7 +219,7 @@ def _as_read_back(result: SentenceResult) -> SentenceResult:
             return result  # already what the cache reads back (tuples of exact ints / floats, a flat dict of scalars)
         extra = dict(extra)
     elif type(extra) is dict and all(type(k) is str and (type(v) in _SCALARS or _plain_list(v)) for k, v in extra.items()):
-        extra = {k: list(v) if type(v) is list else v for k, v in extra.items()}  # copies: reduce may still hold the lists
+        extra = _list_copies(extra)  # copies: reduce may still hold the lists
     else:
         extra = _plain(dict(extra))
     return SentenceResult(score=result.score, n_tokens=result.n_tokens, token_ids=token_ids,

@@ -55,8 +55,9 @@ class Scorer:
         self.pad_id = int(pad)
 
     def _inputs(self, rows: Sequence[BatchRow]) -> dict[str, Any]:
-        """The padded batch as tensors on the device (:meth:`_host_inputs`, then :meth:`_on_device`)."""
-        return self._on_device(self._host_inputs(rows))
+        """The padded batch as the model's inputs on the device (:meth:`_host_inputs`, moved by :meth:`_to_device`)."""
+        host = self._host_inputs(rows)
+        return self._model_inputs(host, self._to_device(list(host.values())))
 
     def _host_inputs(self, rows: Sequence[BatchRow]) -> dict[str, Any]:
         """The padded batch as host arrays (``input_ids``, optional ``attention_mask`` and
@@ -88,10 +89,6 @@ class Scorer:
                     types[i, :len(r.token_type_ids)] = r.token_type_ids
             host["token_type_ids"] = types
         return host
-
-    def _on_device(self, host: dict[str, Any]) -> dict[str, Any]:
-        """Host arrays (``input_ids``, optional ``attention_mask`` and ``token_type_ids``) as the model's inputs."""
-        return self._model_inputs(host, self._to_device(list(host.values())))
 
     def _model_inputs(self, host: dict[str, Any], tensors: Sequence[Any]) -> dict[str, Any]:
         """The model's keyword inputs: ``host``'s names with ``tensors`` (their arrays on the device)."""

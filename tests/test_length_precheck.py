@@ -69,7 +69,7 @@ def test_the_texts_counted_whole_are_encoded_first_in_one_batched_call():
     assert str(refused.value) == str(same.value)
 
 
-def test_a_real_tokenizer_counts_from_the_batch(models_dir, crows_items):
+def test_a_real_tokenizer_counts_from_the_batch(models_dir, crows_items, monkeypatch):
     """With a real tokenizer's memo, no text is encoded one call at a time, and the counts equal
     the one-call-per-text counts."""
     from stereoset_eval.scoring.backends import load_backend
@@ -85,12 +85,8 @@ def test_a_real_tokenizer_counts_from_the_batch(models_dir, crows_items):
     expected = [token_count(tok, t, max_length=tok.max_length) for t in texts]  # outside a memo: one call each
     calls = []
     original = type(tok)._encode_words_direct
-    store: dict = {}
-    try:
-        type(tok)._encode_words_direct = lambda self, b, t: calls.append(t) or original(self, b, t)
-        with tok.memoized(store):
-            precheck_lengths("pll", units, tok, "tiny-bert")
-            assert [token_count(tok, t, max_length=tok.max_length) for t in texts] == expected
-    finally:
-        type(tok)._encode_words_direct = original
+    monkeypatch.setattr(type(tok), "_encode_words_direct", lambda self, b, t: calls.append(t) or original(self, b, t))
+    with tok.memoized({}):
+        precheck_lengths("pll", units, tok, "tiny-bert")
+        assert [token_count(tok, t, max_length=tok.max_length) for t in texts] == expected
     assert calls == []

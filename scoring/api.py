@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import os
 import platform
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from stereoset_eval import __version__
 from stereoset_eval.foundation.items import Item
@@ -221,7 +222,7 @@ def _check_items(spec: Method, items: list[Item]) -> None:
         raise ScoringError(f"method {spec.name} {bad[0][1]}; {len(bad)} item(s) cannot be scored: {shown}{more}")
 
 
-def _check_lengths(spec: Method, units: list[UnitSpec], prepared: list[Prepared], max_length: int, model: str) -> None:
+def _check_lengths(spec: Method, units: list[UnitSpec], prepared: Sequence[Prepared], max_length: int, model: str) -> None:
     from stereoset_eval.scoring.engine_rows import TableRows
 
     if TableRows.applies(prepared) and int(prepared[0].table.unit_longest().max(initial=0)) <= max_length:  # type: ignore[union-attr]
@@ -234,13 +235,18 @@ def _check_lengths(spec: Method, units: list[UnitSpec], prepared: list[Prepared]
 
 
 def _records(items: list[Item], units: list[UnitSpec], results: list[list[SentenceResult]]) -> list[SentenceScore]:
-    by_id: dict[str, SentenceScore] = {}
-    for unit, unit_results in zip(units, results):
-        for sid, role, res in zip(unit.sentence_ids, unit.roles, unit_results):
-            by_id[sid] = SentenceScore.of(
-                unit.item_id, sid, role, float(res.score) if res.score is not None else float("nan"),
-                int(res.n_tokens), res.token_ids, res.token_logprobs, dict(res.extra))
-    return [by_id[s.id] for item in items for s in item.sentences if s.id in by_id]
+    """One record per scored sentence, in item order (the units' order where it is that order, as
+    every method's units are: no lookup by id then)."""
+    of, nan = SentenceScore.of, float("nan")
+    made = [of(unit.item_id, sid, role, float(res.score) if res.score is not None else nan, int(res.n_tokens),
+               res.token_ids, res.token_logprobs, dict(res.extra))
+            for unit, unit_results in zip(units, results)
+            for sid, role, res in zip(unit.sentence_ids, unit.roles, unit_results)]
+    order = [s.id for item in items for s in item.sentences]
+    if len(set(order)) == len(order) and list(map(operator.attrgetter("sentence_id"), made)) == order:
+        return made
+    by_id = {r.sentence_id: r for r in made}  # a later record of a sentence id replaces an earlier one
+    return [by_id[sid] for sid in order if sid in by_id]
 
 
 @functools.lru_cache(maxsize=1)  # fixed for the process; was ~50 ms per call (speed/ profile)

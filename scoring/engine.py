@@ -237,7 +237,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
         space = CopyRows(prepared, copy_table if copy_table is not None else CopyTable())
     elif TableRows.applies(prepared):
         space = TableRows(prepared)
-    flat_reduce = method.reduce_flat if isinstance(space, TableRows) else None
+    rows_reduce = method.reduce_rows if isinstance(space, TableRows) else None
     oom = out_of_memory_errors()
     results: list[list[SentenceResult] | None] = [
         [SentenceResult.from_json(d) for d in cached[k]] if k in cached else None for k in keys]
@@ -250,9 +250,9 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
         for group in launch.groups:
             values = group.values
             todo = group.todo
-            if flat_reduce is not None:  # the unit's values as one list (table rows: no cut per request)
-                flat = space.flat  # type: ignore[union-attr]
-                reduced = [flat_reduce(units[i], prepared[i], flat(i, values), options) for i in todo]
+            if rows_reduce is not None:  # the group's units at once, each unit's values as one list (table rows)
+                flats = space.flats(todo)  # type: ignore[union-attr]
+                reduced = rows_reduce(space.columns, todo, flats, options)  # type: ignore[union-attr]
             else:
                 reduced = [method.reduce(units[i], prepared[i], space.outputs(i, values), options) for i in todo]
             # through JSON, so a computed result equals the same result read from the cache

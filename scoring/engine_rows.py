@@ -21,10 +21,10 @@ A group's ``values`` map a row's key to what its gathers read: for requests, the
 from __future__ import annotations
 
 import itertools
-from typing import Any, Hashable, Mapping, Protocol, Sequence, cast
+from typing import Any, Hashable, Mapping, Protocol, Sequence
 
 from stereoset_eval.scoring.copies import CopyBatch, CopyTable
-from stereoset_eval.scoring.methods.base import Prepared
+from stereoset_eval.scoring.methods.base import Prepared, TableRowsPrepared
 from stereoset_eval.scoring.table import RequestTable
 from stereoset_eval.scoring.requests import (
     BatchRow, batch_cuts, group_units, merge_requests, plan_batches, plan_groups,
@@ -275,7 +275,12 @@ class TableRows:
         table = prepared[0].table
         assert table is not None
         self.table: RequestTable = table
-        self._values: list[float] = [0.0] * len(self.table.g_input)
+        # the units' states as columns (Method.reduce_rows): the table's own, else made from each state
+        self.columns: dict[str, Sequence[Any]] = prepared.columns if isinstance(prepared, TableRowsPrepared) else \
+            {name: [p.state[name] for p in prepared] for name in prepared[0].state}
+        import numpy as np
+
+        self._values = np.zeros(len(self.table.g_input), dtype=np.float64)  # per gather of the table (float32 values, exact)
         self._offsets: list[int] = self.table.unit_offsets.tolist()
         self._plan: Any = None  # (batch of each code, each batch's (codes, entries, entry rows)); None: per-group plan
         self._ran: Any = None  # per planned batch: launched already
@@ -283,6 +288,8 @@ class TableRows:
     @staticmethod
     def applies(prepared: Sequence[Prepared]) -> bool:
         """True if every unit is row ``i`` of one table, in order."""
+        if isinstance(prepared, TableRowsPrepared):
+            return len(prepared) > 0
         if not prepared or prepared[0].table is None:
             return False
         table = prepared[0].table
@@ -380,9 +387,7 @@ class TableRows:
         entry_codes = self.table.g_input[rows.entries]
         left = np.unique(entry_codes[~found])  # a row with any gather missing runs
         reused_entry = ~np.isin(entry_codes, left)
-        store = self._values
-        for entry, value in zip(rows.entries[reused_entry].tolist(), (v for v, r in zip(got, reused_entry) if r)):
-            store[entry] = cast(float, value)  # found: not None
+        self._values[rows.entries[reused_entry]] = [v for v, r in zip(got, reused_entry.tolist()) if r]  # found: not None
         keep = np.isin(rows.codes, left)
         for code in rows.codes[~keep].tolist():
             values[code] = None  # read (from the shared values)
@@ -417,24 +422,41 @@ class TableRows:
 
     def read(self, batch: Any, launched: Any, values: dict[Any, Any], shared: dict[Any, float] | None) -> None:
         """A launched :class:`TableBatch`'s values, one per gather of the table it reads (and into ``shared``)."""
-        flat = _flat_values(launched)
-        store = self._values
-        entries = batch.entries.tolist()
-        for entry, value in zip(entries, flat):
-            store[entry] = value
+        self._values[batch.entries] = _values_array(launched)
         values.update(dict.fromkeys(batch.codes.tolist()))  # the rows read (the values stay in the space)
         if shared is not None:
-            shared.update(zip(self._shared_keys(batch.entries), flat))
+            shared.update(zip(self._shared_keys(batch.entries), self._values[batch.entries].tolist()))
 
-    def flat(self, i: int, values: Mapping[Any, Any]) -> list[float]:
-        """Unit ``i``'s gathers' values in request order (``outputs`` flattened)."""
-        return self._values[self._offsets[i]:self._offsets[i + 1]]
+    def flats(self, todo: Sequence[int]) -> list[list[float]]:
+        """Each of the units ``todo``'s gathers' values in request order (``outputs`` flattened), one
+        list a unit: the values of all of them made Python floats in one call."""
+        from stereoset_eval.scoring.table import unit_entries
+
+        offsets = self._offsets
+        values = self._values[unit_entries(self.table, todo)].tolist()
+        out, start = [], 0
+        for i in todo:
+            stop = start + offsets[i + 1] - offsets[i]
+            out.append(values[start:stop])
+            start = stop
+        return out
 
     def outputs(self, i: int, values: Mapping[Any, Any]) -> list[list[float]]:
         table = self.table
         lo, hi = int(table.unit_requests[i]), int(table.unit_requests[i + 1])
         bounds = table.request_offsets[lo:hi + 1].tolist()
-        return [self._values[start:stop] for start, stop in zip(bounds, bounds[1:])]
+        unit = self._values[bounds[0]:bounds[-1]].tolist()
+        return [unit[start - bounds[0]:stop - bounds[0]] for start, stop in zip(bounds, bounds[1:])]
+
+
+def _values_array(launched: Any) -> Any:
+    """A launched batch's values, every row's gathers in row order, as one array (a scorer's handle
+    gives them as an array; one that gives a list, or a list per row, is converted)."""
+    import numpy as np
+
+    if hasattr(launched, "array"):
+        return launched.array()
+    return np.asarray(_flat_values(launched), dtype=np.float64)
 
 
 def _flat_values(launched: Any) -> list[float]:

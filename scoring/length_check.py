@@ -62,9 +62,9 @@ def _added_specials(tokenizer: Any) -> int:
 
 
 def _may_exceed(units: Sequence[UnitSpec], limit: int) -> Sequence[UnitSpec]:
-    """The units one of whose texts :func:`cannot_exceed` does not pass at its first test (4 bytes
-    a character at most), found with array operations over every text of the run; every unit where
-    a text is not a string."""
+    """The units one of whose texts does not pass :func:`cannot_exceed`, found with array operations
+    over every text of the run (lengths, ASCII flags and, for the few other texts, UTF-8 sizes, each
+    by a C-level map); every unit where a text is not a string."""
     import numpy as np
 
     texts = [v for unit in units for v in unit.inputs.values()]
@@ -73,7 +73,13 @@ def _may_exceed(units: Sequence[UnitSpec], limit: int) -> Sequence[UnitSpec]:
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     counts = np.fromiter(map(len, (unit.inputs for unit in units)), dtype=np.int64, count=len(units))
     owner = np.repeat(np.arange(len(units), dtype=np.int64), counts)
-    return [units[i] for i in np.unique(owner[4 * lengths > limit]).tolist()]
+    wide = 4 * lengths > limit  # cannot_exceed's first test fails: its second decides
+    ascii_ = np.fromiter(map(str.isascii, texts), dtype=bool, count=len(texts))
+    sizes = lengths.copy()  # UTF-8 bytes: an ASCII text's are its characters
+    other = np.flatnonzero(wide & ~ascii_ & (lengths <= limit))
+    sizes[other] = [len(texts[k].encode("utf-8")) for k in other.tolist()]
+    fails = wide & ((lengths > limit) | (sizes > limit))
+    return [units[i] for i in np.unique(owner[fails]).tolist()]
 
 
 def _encode_first(tokenizer: Any, units: Sequence[UnitSpec], limit: int) -> None:
@@ -93,9 +99,7 @@ def precheck_lengths(method: str, units: Sequence[UnitSpec], tokenizer: Any, mod
     """ScoringError listing the units one of whose texts alone exceeds ``tokenizer.max_length``."""
     limit = int(tokenizer.max_length)
     too_long: list[tuple[UnitSpec, int, bool]] = []
-    # token_count's first test for every text of a unit, without a call per text
-    checked = [unit for unit in _may_exceed(units, limit)
-               if not all(type(v) is str and cannot_exceed(v, limit) for v in unit.inputs.values())]
+    checked = _may_exceed(units, limit)  # token_count's first test for every text, without a call per text
     _encode_first(tokenizer, checked, limit)
     for unit in checked:
         values = list(unit.inputs.values())

@@ -258,6 +258,10 @@ class OnDevice:
         """Every row's gathers in row order, as one list (:meth:`result` without the cut into rows)."""
         return self._values.cpu().tolist()
 
+    def array(self) -> Any:
+        """:meth:`flat` as a float32 numpy array (on the host; on CUDA this waits)."""
+        return self._values.cpu().numpy()
+
 
 def _split(flat: list[float], rows: Sequence[BatchRow]) -> list[list[float]]:
     """``flat`` (every row's gathers, in order) cut into one list per row."""

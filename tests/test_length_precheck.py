@@ -90,3 +90,22 @@ def test_a_real_tokenizer_counts_from_the_batch(models_dir, crows_items, monkeyp
         precheck_lengths("pll", units, tok, "tiny-bert")
         assert [token_count(tok, t, max_length=tok.max_length) for t in texts] == expected
     assert calls == []
+
+
+def test_the_units_checked_are_those_a_text_of_which_may_exceed_the_limit():
+    """The array form of :func:`cannot_exceed`'s tests picks exactly the units one of whose texts
+    fails it: ASCII and non-ASCII texts around the limit in characters and in UTF-8 bytes."""
+    import random
+
+    from stereoset_eval.scoring.length_check import _may_exceed, cannot_exceed
+
+    rng = random.Random(35)
+    limit = 40
+    pieces = ["a", "é", "漢", "😀", " "]
+    units = []
+    for k in range(400):
+        texts = {f"t{j}": "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 60))) for j in range(rng.randrange(1, 4))}
+        units.append(UnitSpec(f"i{k}", (f"s{k}",), ("stereotype",), texts))
+    expected = [u for u in units if not all(cannot_exceed(t, limit) for t in u.inputs.values())]
+    assert 0 < len(expected) < len(units)
+    assert _may_exceed(units, limit) == expected

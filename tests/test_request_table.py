@@ -40,14 +40,14 @@ def intra(stereoset_items) -> list:
 def request_path(method: str) -> Iterator[None]:
     """The method without its table hooks: the general request path."""
     spec = get_method(method)
-    saved = spec.prepare_table, spec.reduce_flat
+    saved = spec.prepare_table, spec.reduce_rows
     object.__setattr__(spec, "prepare_table", None)
-    object.__setattr__(spec, "reduce_flat", None)
+    object.__setattr__(spec, "reduce_rows", None)
     try:
         yield
     finally:
         object.__setattr__(spec, "prepare_table", saved[0])
-        object.__setattr__(spec, "reduce_flat", saved[1])
+        object.__setattr__(spec, "reduce_rows", saved[1])
 
 
 def score(items: list, model: str, method: str, **kwargs: Any) -> Any:

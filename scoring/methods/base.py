@@ -19,7 +19,7 @@ Methods know tokenizers and texts, never torch.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, overload
 
 from stereoset_eval.foundation.items import Item
 from stereoset_eval.scoring.records import ScoringError, SentenceResult  # noqa: F401 - SentenceResult re-exported
@@ -131,6 +131,54 @@ class Prepared:
         return f"Prepared({inputs}, state={self.state!r})"
 
 
+class TableRowsPrepared(Sequence[Prepared]):
+    """Every unit of a run prepared as row ``i`` of one :class:`~stereoset_eval.scoring.table.RequestTable`,
+    its state held as columns (``columns[name][i]``: unit ``i``'s ``state[name]``).
+
+    What ``Method.prepare_table`` returns: a sequence of :class:`Prepared` made when asked, each
+    equal to what ``prepare`` makes for its unit (lists in the state are made from the columns'
+    tuples). The engine reads the table and the columns as they are, so a run makes no object per
+    unit until its records (issue 35: 6,318 ``Prepared`` and their state dicts for StereoSet dev).
+    """
+
+    __slots__ = ("table", "columns")
+
+    def __init__(self, table: RequestTable, columns: Mapping[str, Sequence[Any]]) -> None:
+        self.table = table
+        self.columns = dict(columns)
+
+    def __len__(self) -> int:
+        return self.table.n_units
+
+    def state(self, i: int) -> dict[str, Any]:
+        """Unit ``i``'s state as ``prepare`` gives it (a tuple column's value as a list)."""
+        return {name: list(col[i]) if type(col[i]) is tuple else col[i] for name, col in self.columns.items()}
+
+    @overload
+    def __getitem__(self, index: int) -> Prepared: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Prepared]: ...
+
+    def __getitem__(self, index: int | slice) -> Prepared | list[Prepared]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        i = range(len(self))[index]  # IndexError past the end, as a list
+        return Prepared(state=self.state(i), table=self.table, index=i)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TableRowsPrepared):
+            return self.table is other.table and self.columns == other.columns or list(self) == list(other)
+        if isinstance(other, list):
+            return list(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"TableRowsPrepared({len(self)} units, columns {sorted(self.columns)})"
+
+
 @dataclass(frozen=True)
 class Method:
     """A named scoring method (see :data:`stereoset_eval.scoring.methods.METHODS`).
@@ -151,12 +199,15 @@ class Method:
         prepare_many: optional; ``[prepare(u, ...) for u in units]`` in one pass (the same
             requests, state and first error), which the run then uses instead of ``warm`` and ``prepare``.
         prepare_table: optional; what :func:`prepare_many` returns, as rows of one
-            :class:`~stereoset_eval.scoring.table.RequestTable` (the same requests and state, the
-            same first error), which the engine runs as arrays
-            (:class:`~stereoset_eval.scoring.engine_rows.TableRows`).
-        reduce_flat: optional; ``reduce`` given the unit's gathers' log-probabilities as one list,
-            in request order (``outputs`` flattened): the table path hands them over without
-            cutting them into one list per request. Must return what ``reduce`` returns.
+            :class:`~stereoset_eval.scoring.table.RequestTable` with the states as columns (a
+            :class:`TableRowsPrepared`: the same requests and state, the same first error), which
+            the engine runs as arrays (:class:`~stereoset_eval.scoring.engine_rows.TableRows`).
+        reduce_rows: optional, with ``prepare_table``; ``reduce`` of many units at once: the
+            units' states as columns (:attr:`TableRowsPrepared.columns`), the units' indices, and
+            each one's gathers' log-probabilities as one list in request order (``outputs``
+            flattened). The table path hands a commit group's units over in one call, without an
+            object per unit or a cut of its values per request. Must return, per unit, what
+            ``reduce`` returns.
         item_shares_inputs: the units of one item share forward inputs (StereoSet's three options
             share their first masked context), so the engine keeps them in one commit group and
             runs a shared input once (:func:`~stereoset_eval.scoring.requests.plan_groups`'s
@@ -180,8 +231,9 @@ class Method:
     warm: Callable[[Sequence[UnitSpec], TokenizerView, Mapping[str, Any]], None] | None = None
     prepare_many: Callable[[Sequence[UnitSpec], TokenizerView, Mapping[str, Any]], list[Prepared]] | None = None
     item_shares_inputs: bool = False
-    prepare_table: Callable[[Sequence[UnitSpec], TokenizerView, Mapping[str, Any]], list[Prepared]] | None = None
-    reduce_flat: Callable[[UnitSpec, Prepared, list[float], Mapping[str, Any]], list[SentenceResult]] | None = None
+    prepare_table: Callable[[Sequence[UnitSpec], TokenizerView, Mapping[str, Any]], Sequence[Prepared]] | None = None
+    reduce_rows: Callable[[Mapping[str, Sequence[Any]], Sequence[int], Sequence[list[float]], Mapping[str, Any]],
+                          list[list[SentenceResult]]] | None = None
 
     def validate_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         """Defaults filled in; unknown names and bad values raise :class:`ScoringError`."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from stereoset_eval.scoring.methods.base import (
-    Method, Option, Prepared, SentenceResult, UnitSpec, accepts_any_sentences, single_sentence_units, unit_error,
-    warm_inputs,
+    Method, Option, Prepared, SentenceResult, TableRowsPrepared, UnitSpec, accepts_any_sentences, single_sentence_units,
+    unit_error, warm_inputs,
 )
 from stereoset_eval.scoring.methods.stereoset_causal import resolve as resolve_start_token
 from stereoset_eval.scoring.methods.stereoset_causal import encoded_sentences, start_id
@@ -32,7 +32,7 @@ def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> P
     return Prepared([Request(tuple([prefix] + ids), tuple((i, t) for i, t in enumerate(ids)))], {"ids": ids})
 
 
-def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> list[Prepared]:
+def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> Sequence[Prepared]:
     """:func:`prepare` for every unit, as the rows of one :class:`~stereoset_eval.scoring.table.RequestTable`
     (the same request and state, the same first error): every sentence encoded in one batched call,
     its gathers ``(i, t_i)`` on ``[prefix] + ids`` made with array operations."""
@@ -54,16 +54,19 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
     table = RequestTable(inputs, np.repeat(np.array(codes, dtype=np.int64), n),
                          np.arange(total, dtype=np.int64) - np.repeat(firsts, n),  # t_i read at position i
                          targets, np.append(firsts, total), np.arange(len(sentences) + 1, dtype=np.int64))
-    return [Prepared(state={"ids": list(ids)}, table=table, index=i) for i, ids in enumerate(sentences)]
+    return TableRowsPrepared(table, {"ids": sentences})
 
 
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
-    return reduce_flat(unit, prep, list(outputs[0]), options)
+    return reduce_rows({"ids": [prep.state["ids"]]}, [0], [list(outputs[0])], options)[0]
 
 
-def reduce_flat(unit: UnitSpec, prep: Prepared, lps: list[float], options: Mapping[str, Any]) -> list[SentenceResult]:
-    """:func:`reduce` from the tokens' log-probabilities in order (the one request's outputs)."""
-    return [SentenceResult.of(sum(lps), len(lps), tuple(prep.state["ids"]), tuple(lps))]
+def reduce_rows(columns: Mapping[str, Sequence[Any]], rows: Sequence[int], flats: Sequence[list[float]],
+                options: Mapping[str, Any]) -> list[list[SentenceResult]]:
+    """:func:`reduce` of units ``rows``, from their states as columns and each one's tokens'
+    log-probabilities in order (its one request's outputs): their sum."""
+    of, ids = SentenceResult.of, columns["ids"]
+    return [[of(sum(lps), len(lps), tuple(ids[i]), tuple(lps))] for i, lps in zip(rows, flats)]
 
 
 METHOD = Method(
@@ -81,5 +84,5 @@ METHOD = Method(
     warm=warm_inputs("sentence", special=False),
     resolve=resolve_start_token,
     prepare_table=prepare_table,
-    reduce_flat=reduce_flat,
+    reduce_rows=reduce_rows,
 )

@@ -27,8 +27,8 @@ from typing import Any, Mapping, Sequence
 
 from stereoset_eval.foundation.items import Item
 from stereoset_eval.scoring.methods.base import (
-    Method, Option, Prepared, SentenceResult, UnitSpec, accepts_any_sentences, is_int_or_none, sentence_units,
-    single_sentence_units, unit_error, warm_inputs,
+    Method, Option, Prepared, SentenceResult, TableRowsPrepared, UnitSpec, accepts_any_sentences, is_int_or_none,
+    sentence_units, single_sentence_units, unit_error, warm_inputs,
 )
 from stereoset_eval.scoring.records import ScoringError
 from stereoset_eval.scoring.requests import InputKey, Request
@@ -89,7 +89,7 @@ def encoded_sentences(units: Sequence[UnitSpec], tok: TokenizerView, method: str
     return sentences
 
 
-def intra_prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> list[Prepared]:
+def intra_prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> Sequence[Prepared]:
     """:func:`intra_prepare` for every unit, as the rows of one
     :class:`~stereoset_eval.scoring.table.RequestTable` (the same requests and state, the same
     first error): every sentence encoded in one batched call, and the gathers — the start token's
@@ -117,17 +117,19 @@ def intra_prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: 
     unit_requests = np.zeros(len(sentences) + 1, dtype=np.int64)
     np.cumsum(1 + (n > 1), out=unit_requests[1:])
     table = RequestTable(inputs, g_input, g_pos, g_target, request_offsets, unit_requests)
-    return [Prepared(state={"ids": list(ids)}, table=table, index=i) for i, ids in enumerate(sentences)]
+    return TableRowsPrepared(table, {"ids": sentences})
 
 
 def intra_reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
-    return intra_reduce_flat(unit, prep, sentence_logprobs(outputs), options)
+    return intra_reduce_rows({"ids": [prep.state["ids"]]}, [0], [sentence_logprobs(outputs)], options)[0]
 
 
-def intra_reduce_flat(unit: UnitSpec, prep: Prepared, lps: list[float], options: Mapping[str, Any]) -> list[SentenceResult]:
-    """:func:`intra_reduce` from every token's log-probability in order (the first from the start token)."""
-    n = len(lps)
-    return [SentenceResult.of(math.exp(sum(lps) / n), n, tuple(prep.state["ids"]), tuple(lps))]
+def intra_reduce_rows(columns: Mapping[str, Sequence[Any]], rows: Sequence[int], flats: Sequence[list[float]],
+                      options: Mapping[str, Any]) -> list[list[SentenceResult]]:
+    """:func:`intra_reduce` of units ``rows``, from their states as columns and each one's tokens'
+    log-probabilities in order (the first from the start token): the exponential of their mean."""
+    exp, of, ids = math.exp, SentenceResult.of, columns["ids"]
+    return [[of(exp(sum(lps) / len(lps)), len(lps), tuple(ids[i]), tuple(lps))] for i, lps in zip(rows, flats)]
 
 
 # --- stereoset-inter-causal -------------------------------------------------------------------
@@ -215,7 +217,7 @@ INTRA_METHOD = Method(
     warm=warm_inputs("sentence", special=False),
     resolve=resolve,
     prepare_table=intra_prepare_table,
-    reduce_flat=intra_reduce_flat,
+    reduce_rows=intra_reduce_rows,
 )
 
 INTER_METHOD = Method(

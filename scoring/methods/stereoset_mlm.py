@@ -30,10 +30,12 @@ import itertools
 import math
 import operator
 import string
-from typing import Any, Iterator, Mapping, Sequence, cast
+from typing import Any, Iterator, Mapping, Sequence
 
 from stereoset_eval.foundation.items import Item
-from stereoset_eval.scoring.methods.base import Method, Option, Prepared, SentenceResult, UnitSpec, sentence_units, unit_error
+from stereoset_eval.scoring.methods.base import (
+    Method, Option, Prepared, SentenceResult, TableRowsPrepared, UnitSpec, sentence_units, unit_error,
+)
 from stereoset_eval.scoring.requests import InputKey, Request
 from stereoset_eval.scoring.table import RequestTable
 from stereoset_eval.scoring.tokenization import TokenizerView
@@ -174,26 +176,44 @@ def prepare_many(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping
     return [Prepared(requests, state) for requests, state in _requests_of(units, tok, options)]
 
 
-def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> list[Prepared]:
+def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> Sequence[Prepared]:
     """:func:`prepare_many` as the rows of one :class:`~stereoset_eval.scoring.table.RequestTable`
     (the same requests and state, the same first error): the engine runs them as arrays.
 
-    Each distinct masked context is looked up, searched for its mask and interned once; the
-    table's columns are then made from the units' contexts and word ids with C-level maps, not a
-    Python loop per request (issue 35: 13,464 requests of StereoSet dev).
+    Each attribute word, each prefix decode and each distinct masked context is made, encoded,
+    searched for its mask and interned once; the table's columns are then made from the units'
+    masked contexts and word ids with C-level maps, not a Python loop per request (issue 35: 13,464
+    requests of StereoSet dev). Any unit prepare refuses sends the run through :func:`prepare_many`'s
+    path, which raises prepare's first error in unit order.
     """
     if not _can_batch(tok):
         return [prepare(unit, tok, options) for unit in units]
     import numpy as np
 
     mask_id = tok.require_id("mask", method=NAME)
-    texts, problems, word_ids_of, masked_of = _masked_contexts(units, tok, options)
-    distinct = list(dict.fromkeys(itertools.chain.from_iterable(masked_of)))
+    mask_token = tok.tokenizer.mask_token
+    space = options["leading_space_applied"]
+    contexts = [unit.inputs["context"] for unit in units]
+    try:
+        words = list(map(template_word, contexts, [unit.inputs["sentence"] for unit in units]))
+    except ValueError:
+        return _refused(units, tok, options)
+    texts = [f" {word}" for word in words] if space else words
+    distinct_words = list(dict.fromkeys(texts))
+    tok.encode_many(distinct_words, special=False)
+    word_ids_of = dict(zip(distinct_words, tok.encoded_many(distinct_words, special=False)))
+    if not all(word_ids_of.values()):
+        return _refused(units, tok, options)
+    tok.decode_many(ids[:i] for ids in word_ids_of.values() for i in range(1, len(ids)))
+    decode = tok.decode
+    prefixes = {t: [decode(ids[:i]) + mask_token for i in range(len(ids))] for t, ids in word_ids_of.items()}
+    # one request per piece, in unit order: the unit's context with BLANK replaced by the piece's prefix and mask
+    flat = [context.replace("BLANK", prefix) for context, text in zip(contexts, texts) for prefix in prefixes[text]]
+    distinct = list(dict.fromkeys(flat))
+    tok.encode_many(distinct, special=True, with_words=False)  # ids only: prepare asks for nothing else
     encoded = tok.encoded_many(distinct, special=True)
-    with_mask = list(map(operator.contains, encoded, itertools.repeat(mask_id)))
-    if not all(with_mask):  # refused below, in unit order
-        distinct = list(itertools.compress(distinct, with_mask))
-        encoded = list(itertools.compress(encoded, with_mask))
+    if not all(map(operator.contains, encoded, itertools.repeat(mask_id))):
+        return _refused(units, tok, options)
     # masked context -> its first mask position (as the reference reads it), and its input's code:
     # interned by ids (two texts may encode alike), codes in order of first use
     mask_at = dict(zip(distinct, map(operator.methodcaller("index", mask_id), encoded)))
@@ -205,12 +225,7 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
     else:
         dense = dict(zip(index.values(), range(len(index))))
         code_of = dict(zip(distinct, map(dense.__getitem__, first)))
-    word_ids = [word_ids_of[t] if t is not None else () for t in texts]
-    if not all(with_mask) or any(p is not None for p in problems) or not all(word_ids):
-        for _ in _requests_of(units, tok, options):  # raises prepare's first error, in unit order
-            pass
-        raise AssertionError("a refused unit was not refused by the request path")
-    flat = list(itertools.chain.from_iterable(masked_of))  # one request per piece, in unit order
+    word_ids = list(map(word_ids_of.__getitem__, texts))
     n = len(flat)
     counts = np.fromiter(map(len, word_ids), dtype=np.int64, count=len(units))
     unit_requests = np.zeros(len(units) + 1, dtype=np.int64)
@@ -219,10 +234,15 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
                          np.fromiter(map(mask_at.__getitem__, flat), dtype=np.int64, count=n),
                          np.fromiter(itertools.chain.from_iterable(word_ids), dtype=np.int64, count=n),
                          np.arange(n + 1, dtype=np.int64), unit_requests)
-    space = options["leading_space_applied"]
-    words = [text[1:] if space else text for text in cast(list[str], texts)]  # every unit has one (checked above)
-    return [Prepared(state={"word": word, "word_ids": list(ids)}, table=table, index=i)
-            for i, (word, ids) in enumerate(zip(words, word_ids))]
+    return TableRowsPrepared(table, {"word": words, "word_ids": word_ids})
+
+
+def _refused(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> Sequence[Prepared]:
+    """Raise the error prepare raises for the first unit it refuses, in unit order (a unit
+    :func:`prepare_table` found it cannot make a row of)."""
+    for _ in _requests_of(units, tok, options):
+        pass
+    raise AssertionError("a refused unit was not refused by the request path")
 
 
 def _requests_of(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]
@@ -253,15 +273,19 @@ def _requests_of(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping
 
 
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
-    return reduce_flat(unit, prep, [out[0] for out in outputs], options)
-
-
-def reduce_flat(unit: UnitSpec, prep: Prepared, logprobs: list[float], options: Mapping[str, Any]) -> list[SentenceResult]:
-    """:func:`reduce` from the pieces' log-probabilities (one request, one gather per piece)."""
     state = prep.state
-    n = len(logprobs)
-    return [SentenceResult.of(sum(map(math.exp, logprobs)) / n, n, tuple(state["word_ids"]), tuple(logprobs),
-                              {"template_word": state["word"]})]
+    return reduce_rows({"word": [state["word"]], "word_ids": [state["word_ids"]]}, [0], [[out[0] for out in outputs]], options)[0]
+
+
+def reduce_rows(columns: Mapping[str, Sequence[Any]], rows: Sequence[int], flats: Sequence[list[float]],
+                options: Mapping[str, Any]) -> list[list[SentenceResult]]:
+    """:func:`reduce` of units ``rows``, from their states as columns and each one's pieces'
+    log-probabilities (one request, one gather per piece): the mean of the probabilities, summed in
+    piece order as the reference sums them."""
+    exp, of = math.exp, SentenceResult.of
+    words, word_ids = columns["word"], columns["word_ids"]
+    return [[of(sum(map(exp, lps)) / len(lps), len(lps), tuple(word_ids[i]), tuple(lps), {"template_word": words[i]})]
+            for i, lps in zip(rows, flats)]
 
 
 METHOD = Method(
@@ -282,6 +306,6 @@ METHOD = Method(
     warm=warm,
     prepare_many=prepare_many,
     prepare_table=prepare_table,
-    reduce_flat=reduce_flat,
+    reduce_rows=reduce_rows,
     item_shares_inputs=True,  # the three options' first masked context is one input
 )

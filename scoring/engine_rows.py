@@ -272,14 +272,14 @@ class TableRows:
     """
 
     def __init__(self, prepared: Sequence[Prepared]) -> None:
+        import numpy as np
+
         table = prepared[0].table
         assert table is not None
         self.table: RequestTable = table
         # the units' states as columns (Method.reduce_rows): the table's own, else made from each state
         self.columns: dict[str, Sequence[Any]] = prepared.columns if isinstance(prepared, TableRowsPrepared) else \
             {name: [p.state[name] for p in prepared] for name in prepared[0].state}
-        import numpy as np
-
         self._values = np.zeros(len(self.table.g_input), dtype=np.float64)  # per gather of the table (float32 values, exact)
         self._offsets: list[int] = self.table.unit_offsets.tolist()
         self._plan: Any = None  # (batch of each code, each batch's (codes, entries, entry rows)); None: per-group plan

@@ -306,6 +306,13 @@ def test_prepare_table_refuses_an_input_without_its_mask_as_prepare_does(models_
                 self._memo[(text, True)] = tuple(i for i in self._memo[(text, True)] if i != mask_id)
 
     monkeypatch.setattr(TokenizerView, "encode_many", encode_many)
+    unkept = TokenizerView.encoded_unkept
+
+    def encoded_unkept(self: Any, texts: Any, *, special: bool) -> list[tuple[int, ...]]:
+        return [tuple(i for i in ids if i != mask_id) if special and text.startswith(bad_context) else ids
+                for text, ids in zip(texts, unkept(self, texts, special=special))]
+
+    monkeypatch.setattr(TokenizerView, "encoded_unkept", encoded_unkept)
     units = spec.units(items, options)
     messages = []
     for prepare in (spec.prepare_many, spec.prepare_table):

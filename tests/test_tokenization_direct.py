@@ -77,6 +77,25 @@ def test_encoded_many_equals_encoded_text_by_text(models_dir, texts, model):
             assert view.encoded_many(texts, special=special) == expected[special]
 
 
+@pytest.mark.parametrize("model", sorted(KINDS))
+def test_encoded_unkept_equals_encoded_and_leaves_the_memo_as_it_was(models_dir, texts, model, monkeypatch):
+    """``encoded_unkept``: one batched call, what ``encoded`` gives for each text (with and without a
+    memo, with and without the direct path), and nothing added to the run's memo."""
+    view = load_backend(str(models_dir / model), kind=KINDS[model], device="cpu").tokenizer
+    distinct = list(dict.fromkeys(texts))
+    for special in (True, False):
+        expected = [tuple(view.tokenizer.encode(t, add_special_tokens=special)) for t in distinct]
+        assert view.encoded_unkept(distinct, special=special) == expected  # no memo
+        memo: dict = {}
+        with view.memoized(memo):
+            view.encode_many(distinct[:5], special=special)
+            held = dict(memo)
+            assert view.encoded_unkept(distinct, special=special) == expected
+            assert memo == held
+    monkeypatch.setitem(view._facts, "direct", None)  # a tokenizer without the Rust path: each text through encoded
+    assert view.encoded_unkept(distinct[:20], special=True) == [tuple(view.tokenizer.encode(t)) for t in distinct[:20]]
+
+
 def test_batched_encoding_without_a_memo_or_direct_path_does_nothing(models_dir):
     view = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu").tokenizer
     view.encode_many(["one two"], special=True)  # no memo: nowhere to keep it, no error

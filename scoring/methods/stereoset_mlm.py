@@ -210,8 +210,7 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
     # one request per piece, in unit order: the unit's context with BLANK replaced by the piece's prefix and mask
     flat = [context.replace("BLANK", prefix) for context, text in zip(contexts, texts) for prefix in prefixes[text]]
     distinct = list(dict.fromkeys(flat))
-    tok.encode_many(distinct, special=True, with_words=False)  # ids only: prepare asks for nothing else
-    encoded = tok.encoded_many(distinct, special=True)
+    encoded = tok.encoded_unkept(distinct, special=True)  # only this run reads them, once each
     if not all(map(operator.contains, encoded, itertools.repeat(mask_id))):
         return _refused(units, tok, options)
     # masked context -> its first mask position (as the reference reads it), and its input's code:

@@ -186,7 +186,7 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
         positions = shared.positions(model_key) if sharing else None
         with exact_float32(backend):  # fp32 means IEEE float32 on CUDA too (no TF32), as the references ran
             results = execute(spec, units, prepared, keys, resolved, scorer.launch, batch_tokens=settings.batch_tokens,
-                              cached=cached, commit=commit, progress=progress,
+                              cached=cached, commit=commit if cache is not None else None, progress=progress,
                               overhead_tokens=overhead_tokens,
                               shared=positions, stats=run_stats,
                               overlap=scorer.asynchronous,  # CUDA: host work runs while the device computes

@@ -22,9 +22,13 @@ numbers (``tests/test_request_table.py`` checks both paths against each other).
 
 from __future__ import annotations
 
+import itertools
+import operator
 from typing import Any, Iterable, Iterator, Sequence, overload
 
 from stereoset_eval.scoring.requests import BatchRow, InputKey, Request, first_use_pairs
+
+_IDS, _TYPES = operator.itemgetter(0), operator.itemgetter(1)  # of an input key (input ids, token type ids)
 
 
 class RequestTable:
@@ -39,7 +43,7 @@ class RequestTable:
         self.request_offsets = request_offsets  # request r's gathers: [request_offsets[r], request_offsets[r + 1])
         self.unit_requests = unit_requests  # unit i's requests: [unit_requests[i], unit_requests[i + 1])
         self.unit_offsets = request_offsets[unit_requests]  # unit i's gathers
-        self.lengths = np.fromiter(map(len, (ids for ids, _ in inputs)), dtype=np.int64, count=len(inputs))
+        self.lengths = np.fromiter(map(len, map(_IDS, inputs)), dtype=np.int64, count=len(inputs))
         self._matrix: tuple[Any, Any] | None = None
         self._unit_longest: Any = None
 
@@ -74,8 +78,6 @@ class RequestTable:
         """(every input's ids ``[inputs, longest]`` padded with -1, token types matrix or None),
         built with array operations once per table."""
         if self._matrix is None:
-            import itertools
-
             import numpy as np
 
             lengths = self.lengths
@@ -84,9 +86,9 @@ class RequestTable:
             rows = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
             cols = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
             ids = np.full((len(lengths), width), -1, dtype=np.int64)
-            ids[rows, cols] = np.fromiter(itertools.chain.from_iterable(i for i, _ in self.inputs), dtype=np.int64, count=total)
+            ids[rows, cols] = np.fromiter(itertools.chain.from_iterable(map(_IDS, self.inputs)), dtype=np.int64, count=total)
             types = None
-            if any(t is not None for _, t in self.inputs):
+            if any(map(operator.is_not, map(_TYPES, self.inputs), itertools.repeat(None))):
                 types = np.zeros((len(lengths), width), dtype=np.int64)
                 for k, (_, row_types) in enumerate(self.inputs):
                     if row_types is not None:
@@ -168,8 +170,6 @@ class TableBatch(Sequence[BatchRow]):
 def concatenated(sequences: Sequence[Sequence[int]]) -> tuple[Any, Any, Any]:
     """``(lengths, first offsets, every element in order)`` of ``sequences`` as int64 arrays: the
     per-token layout the causal methods build their gathers from."""
-    import itertools
-
     import numpy as np
 
     lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))

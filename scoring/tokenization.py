@@ -253,6 +253,13 @@ class TokenizerView:
             self._memo[(text, "words")] = out
         return list(out[0]), list(out[1]), list(out[2])
 
+    def encoded_with_words(self, text: str) -> tuple[tuple[int, ...], tuple[int | None, ...], tuple[int, ...]]:
+        """:meth:`encode_with_words` as the memo's tuples where it holds them (no list copies)."""
+        if self._memo is not None and (hit := self._memo.get((text, "words"))) is not None:
+            return hit
+        ids, word_ids, special = self.encode_with_words(text)
+        return tuple(ids), tuple(word_ids), tuple(special)
+
     def tokenize_to_ids(self, text: str) -> list[int]:
         """``convert_tokens_to_ids(tokenize(text))``: how the StereoSet NSP loader encodes."""
         return [int(i) for i in self.tokenizer.convert_tokens_to_ids(self.tokenizer.tokenize(text))]

@@ -52,3 +52,38 @@ def test_prepare_many_raises_the_first_unit_error(models_dir, intra):
                 lambda: METHOD.prepare_many(units, tok, options)):
         with tok.memoized({}), pytest.raises(ScoringError, match="item short .*cannot find the template word"):
             run()
+
+
+@pytest.mark.parametrize("method", ["pll", "pll-word-l2r"])
+@pytest.mark.parametrize("model", ["tiny-bert", "tiny-roberta"])
+def test_pll_prepare_many_equals_prepare(models_dir, crows_items, model, method):
+    """``pll`` / ``pll-word-l2r``: ``prepare_many`` gives the copies, requests and state of ``warm`` +
+    ``prepare`` per unit on every CrowS-Pairs sentence."""
+    spec = get_method(method)
+    tok = load_backend(str(models_dir / model), kind="masked", device="cpu").tokenizer
+    options = spec.resolve(tok, spec.validate_options({}))
+    units = spec.units(crows_items, options)
+    with tok.memoized({}):
+        assert spec.warm is not None
+        spec.warm(units, tok, options)
+        one_by_one = [spec.prepare(u, tok, options) for u in units]
+    with tok.memoized({}):
+        assert spec.prepare_many is not None
+        batched = spec.prepare_many(units, tok, options)
+    assert batched == one_by_one
+    assert [p.copies is None for p in batched] == [p.copies is None for p in one_by_one]
+    without_memo = spec.prepare_many(units[:50], tok, options)  # no run memo: each sentence encoded on its own
+    assert without_memo == one_by_one[:50]
+
+
+@pytest.mark.parametrize("method", ["pll", "pll-word-l2r"])
+def test_pll_prepare_many_raises_the_first_unit_error(models_dir, crows_items, method):
+    spec = get_method(method)
+    tok = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu").tokenizer
+    options = spec.resolve(tok, spec.validate_options({}))
+    good = crows_items[0]
+    empty = dataclasses.replace(good, id="empty", sentences=type(good.sentences)([Sentence("empty:0", " ", "stereotype")]))
+    units = spec.units([good, empty, good], options)
+    for run in (lambda: [spec.prepare(u, tok, options) for u in units], lambda: spec.prepare_many(units, tok, options)):
+        with tok.memoized({}), pytest.raises(ScoringError, match="item empty .*no token to score"):
+            run()

@@ -91,27 +91,53 @@ def mask_spans(positions: Sequence[int], word_ids: Sequence[int | None], *,
     return starts, tuple(run_stop[p] if word_ids[p] is not None else p + 1 for p in positions)
 
 
+def _excluded_ids(tok: TokenizerView) -> set[int]:
+    """The CLS, SEP and PAD ids the tokenizer has: never scored (minicons' rule)."""
+    return {t for t in (tok.special_id("cls"), tok.special_id("sep"), tok.special_id("pad")) if t is not None}
+
+
+def _prepared(name: str, within_word_l2r: bool, unit: UnitSpec, encoded: tuple[Sequence[int], Sequence[int | None], Sequence[int]],
+              mask_id: int, excluded: set[int]) -> Prepared:
+    """A unit's copies and state from its sentence's ids, word ids and special-tokens mask."""
+    ids, word_ids, special = encoded
+    positions = scored_positions(ids, special, excluded)
+    if not positions:
+        raise unit_error(name, unit, "the sentence has no token to score")
+    state = {"token_ids": [ids[p] for p in positions]}
+    spans = mask_spans(positions, word_ids, within_word_l2r=within_word_l2r)
+    if spans is not None:  # every mask one run of positions: the copies as one array request (issue 35)
+        return Prepared(state=state, copies=(MaskedCopies(tuple(ids), spans[0], spans[1], mask_id=mask_id),))
+    requests = []  # a word whose pieces are not side by side: one request per copy
+    for p, masked_set in zip(positions, mask_sets(positions, word_ids, within_word_l2r=True)):
+        copy = list(ids)
+        for j in masked_set:
+            copy[j] = mask_id
+        requests.append(Request(tuple(copy), ((p, ids[p]),)))
+    return Prepared(requests, state)
+
+
 def _prepare(name: str, within_word_l2r: bool):
     def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> Prepared:
         mask_id = tok.require_id("mask", method=name)
-        ids, word_ids, special = tok.encode_with_words(unit.inputs["sentence"])
-        excluded = {t for t in (tok.special_id("cls"), tok.special_id("sep"), tok.special_id("pad")) if t is not None}
-        positions = scored_positions(ids, special, excluded)
-        if not positions:
-            raise unit_error(name, unit, "the sentence has no token to score")
-        state = {"token_ids": [ids[p] for p in positions]}
-        spans = mask_spans(positions, word_ids, within_word_l2r=within_word_l2r)
-        if spans is not None:  # every mask one run of positions: the copies as one array request (issue 35)
-            return Prepared(state=state, copies=(MaskedCopies(tuple(ids), spans[0], spans[1], mask_id=mask_id),))
-        requests = []  # a word whose pieces are not side by side: one request per copy
-        for p, masked_set in zip(positions, mask_sets(positions, word_ids, within_word_l2r=True)):
-            copy = list(ids)
-            for j in masked_set:
-                copy[j] = mask_id
-            requests.append(Request(tuple(copy), ((p, ids[p]),)))
-        return Prepared(requests, state)
+        encoded = tok.encode_with_words(unit.inputs["sentence"])
+        return _prepared(name, within_word_l2r, unit, encoded, mask_id, _excluded_ids(tok))
 
     return prepare
+
+
+def _prepare_many(name: str, within_word_l2r: bool):
+    def prepare_many(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> list[Prepared]:
+        """:func:`prepare` of every unit in one pass (the same copies, requests, state and first
+        error): the sentences encoded in one batched call, the mask and excluded ids looked up once,
+        and each encoding read from the memo as it is (issue 35: ~4 µs a sentence)."""
+        mask_id = tok.require_id("mask", method=name)
+        excluded = _excluded_ids(tok)
+        texts = [unit.inputs["sentence"] for unit in units]
+        tok.encode_many(texts, special=True)
+        return [_prepared(name, within_word_l2r, unit, encoded, mask_id, excluded)
+                for unit, encoded in zip(units, map(tok.encoded_with_words, texts))]
+
+    return prepare_many
 
 
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
@@ -132,6 +158,7 @@ PLL_METHOD = Method(
     prepare=_prepare(PLL, within_word_l2r=False),
     reduce=reduce,
     warm=warm_inputs("sentence", special=True),
+    prepare_many=_prepare_many(PLL, within_word_l2r=False),
 )
 
 PLL_WORD_METHOD = Method(
@@ -146,4 +173,5 @@ PLL_WORD_METHOD = Method(
     prepare=_prepare(PLL_WORD, within_word_l2r=True),
     reduce=reduce,
     warm=warm_inputs("sentence", special=True),
+    prepare_many=_prepare_many(PLL_WORD, within_word_l2r=True),
 )

@@ -87,3 +87,21 @@ def test_pll_prepare_many_raises_the_first_unit_error(models_dir, crows_items, m
     for run in (lambda: [spec.prepare(u, tok, options) for u in units], lambda: spec.prepare_many(units, tok, options)):
         with tok.memoized({}), pytest.raises(ScoringError, match="item empty .*no token to score"):
             run()
+
+
+@pytest.mark.parametrize(("model", "lowercase"), [("tiny-bert", "auto"), ("tiny-roberta", "auto"), ("tiny-roberta", True)])
+def test_crows_prepare_many_equals_prepare(models_dir, crows_items, model, lowercase):
+    """``crows-nangia``: ``prepare_many`` gives the copies and state of ``warm`` + ``prepare`` per pair
+    on every CrowS-Pairs pair, lower-cased (the shortcut or ``str.lower``) or not."""
+    spec = get_method("crows-nangia")
+    tok = load_backend(str(models_dir / model), kind="masked", device="cpu").tokenizer
+    options = spec.resolve(tok, spec.validate_options({"lowercase": lowercase}))
+    units = spec.units(crows_items, options)
+    with tok.memoized({}):
+        assert spec.warm is not None
+        spec.warm(units, tok, options)
+        one_by_one = [spec.prepare(u, tok, options) for u in units]
+    with tok.memoized({}):
+        assert spec.prepare_many is not None
+        batched = spec.prepare_many(units, tok, options)
+    assert batched == one_by_one

@@ -120,6 +120,24 @@ def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> P
     if options["lowercase"]:
         texts = [_lowered(t, tok) for t in texts]
     ids1, ids2 = (tok.encode(t, special=True) for t in texts)
+    return _prepared(ids1, ids2, mask_id)
+
+
+def prepare_many(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> list[Prepared]:
+    """:func:`prepare` of every pair in one pass (the same copies and state): both sentences of every
+    pair encoded in one batched call (:func:`warm`'s), the mask id looked up once, each text's
+    lower-cased form worked out once (issue 35: ~4 µs a pair)."""
+    mask_id = tok.require_id("mask", method=NAME)
+    texts = [u.inputs[k] for u in units for k in ("sent1", "sent2")]
+    if options["lowercase"]:
+        texts = [_lowered(t, tok) for t in texts]
+    tok.encode_many(texts, special=True, with_words=False)  # ids only: the offsets word ids need cost 15-20 % more
+    encoded = tok.encoded_many(texts, special=True)
+    return [_prepared(list(ids1), list(ids2), mask_id) for ids1, ids2 in zip(encoded[::2], encoded[1::2])]
+
+
+def _prepared(ids1: list[int], ids2: list[int], mask_id: int) -> Prepared:
+    """A pair's copies and state from its two sentences' ids."""
     template1, template2 = shared_positions(ids1, ids2)
     copies = []  # each sentence's copies as one array request (issue 35), the first's then the second's
     for ids, template in ((ids1, template1), (ids2, template2)):
@@ -182,4 +200,5 @@ METHOD = Method(
     warm=warm,
     reduce=reduce,
     resolve=resolve,
+    prepare_many=prepare_many,
 )

@@ -23,6 +23,7 @@ their models and generalises to any model. ``True``/``False`` force it.
 from __future__ import annotations
 
 import difflib
+import operator
 from typing import Any, Mapping, Sequence
 
 from stereoset_eval.foundation.items import Item
@@ -162,24 +163,23 @@ def _lowered(text: str, tok: TokenizerView) -> str:
 
 
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
-    n = prep.state["n"]
+    state = prep.state
+    n = state["n"]
+    digits = options["round_ndigits"]
     results = []
     for side in (0, 1):
-        lps = [out[0] for out in outputs[side * n:(side + 1) * n]]
+        lps = tuple(map(_FIRST, outputs[side * n:(side + 1) * n]))
         total = 0.0
         for lp in lps:  # metric.py adds .item() floats one by one
             total += lp
-        ids = prep.state["ids"][side]
-        positions = prep.state["template"][side][1:-1]
-        digits = options["round_ndigits"]
-        results.append(SentenceResult(
-            score=round(total, digits) if digits is not None else total,
-            n_tokens=n,
-            token_ids=tuple(ids[p] for p in positions),
-            token_logprobs=tuple(lps),
-            extra={"unrounded": total, "positions": list(positions)},
-        ))
+        positions = state["template"][side][1:-1]
+        results.append(SentenceResult.of(round(total, digits) if digits is not None else total, n,
+                                         tuple(map(state["ids"][side].__getitem__, positions)), lps,
+                                         {"unrounded": total, "positions": positions}))
     return results
+
+
+_FIRST = operator.itemgetter(0)  # a copy's one gather
 
 
 METHOD = Method(

@@ -142,8 +142,7 @@ def _prepare_many(name: str, within_word_l2r: bool):
 
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
     lps = [out[0] for out in outputs]
-    return [SentenceResult(score=sum(lps), n_tokens=len(lps), token_ids=tuple(prep.state["token_ids"]),
-                           token_logprobs=tuple(lps))]
+    return [SentenceResult.of(sum(lps), len(lps), tuple(prep.state["token_ids"]), tuple(lps))]
 
 
 PLL_METHOD = Method(

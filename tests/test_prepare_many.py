@@ -6,6 +6,7 @@ tokenizers (WordPiece uncased, byte-level BPE) and both ``leading_space`` option
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -22,19 +23,24 @@ def intra(stereoset_items) -> list:
     return [it for it in stereoset_items if it.task == "intrasentence"][:500]  # the test budget: 1,500 sentences
 
 
+def both_ways(spec: Any, tok: Any, options: dict, units: list) -> tuple[list, list]:
+    """(``warm`` then ``prepare`` per unit, ``prepare_many``), each in a fresh run memo."""
+    with tok.memoized({}):
+        assert spec.warm is not None
+        spec.warm(units, tok, options)
+        one_by_one = [spec.prepare(u, tok, options) for u in units]
+    with tok.memoized({}):
+        assert spec.prepare_many is not None
+        batched = spec.prepare_many(units, tok, options)
+    return one_by_one, batched
+
+
 @pytest.mark.parametrize(("model", "leading_space"), [("tiny-bert", "none"), ("tiny-roberta", "none"),
                                                       ("tiny-roberta", "bias-bench")])  # bias-bench changes byte-level BPE only
 def test_prepare_many_equals_prepare(models_dir, intra, model, leading_space):
     tok = load_backend(str(models_dir / model), kind="masked", device="cpu").tokenizer
     options = METHOD.resolve(tok, METHOD.validate_options({"leading_space": leading_space}))
-    units = METHOD.units(intra, options)
-    with tok.memoized({}):
-        assert METHOD.warm is not None
-        METHOD.warm(units, tok, options)
-        one_by_one = [METHOD.prepare(u, tok, options) for u in units]
-    with tok.memoized({}):
-        assert METHOD.prepare_many is not None
-        batched = METHOD.prepare_many(units, tok, options)
+    one_by_one, batched = both_ways(METHOD, tok, options, METHOD.units(intra, options))
     assert batched == one_by_one
     prefixes = {tuple(p.state["word_ids"][:i]) for p in one_by_one for i in range(1, len(p.state["word_ids"]) + 1)}
     with tok.memoized({}):
@@ -63,13 +69,7 @@ def test_pll_prepare_many_equals_prepare(models_dir, crows_items, model, method)
     tok = load_backend(str(models_dir / model), kind="masked", device="cpu").tokenizer
     options = spec.resolve(tok, spec.validate_options({}))
     units = spec.units(crows_items, options)
-    with tok.memoized({}):
-        assert spec.warm is not None
-        spec.warm(units, tok, options)
-        one_by_one = [spec.prepare(u, tok, options) for u in units]
-    with tok.memoized({}):
-        assert spec.prepare_many is not None
-        batched = spec.prepare_many(units, tok, options)
+    one_by_one, batched = both_ways(spec, tok, options, units)
     assert batched == one_by_one
     assert [p.copies is None for p in batched] == [p.copies is None for p in one_by_one]
     without_memo = spec.prepare_many(units[:50], tok, options)  # no run memo: each sentence encoded on its own
@@ -97,11 +97,5 @@ def test_crows_prepare_many_equals_prepare(models_dir, crows_items, model, lower
     tok = load_backend(str(models_dir / model), kind="masked", device="cpu").tokenizer
     options = spec.resolve(tok, spec.validate_options({"lowercase": lowercase}))
     units = spec.units(crows_items, options)
-    with tok.memoized({}):
-        assert spec.warm is not None
-        spec.warm(units, tok, options)
-        one_by_one = [spec.prepare(u, tok, options) for u in units]
-    with tok.memoized({}):
-        assert spec.prepare_many is not None
-        batched = spec.prepare_many(units, tok, options)
+    one_by_one, batched = both_ways(spec, tok, options, units)
     assert batched == one_by_one

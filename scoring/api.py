@@ -168,9 +168,9 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
         from stereoset_eval.scoring.memory import tune_allocator
 
         def commit(fresh: dict[str, list[SentenceResult]]) -> None:
-            if cache is not None:
-                cache.put_many({k: [r.to_json() for r in rs] for k, rs in fresh.items()},
-                               model=identity["model"], method=spec.name)
+            assert cache is not None  # passed to execute only with a cache
+            cache.put_many({k: [r.to_json() for r in rs] for k, rs in fresh.items()},
+                           model=identity["model"], method=spec.name)
 
         from stereoset_eval.scoring.engine import execute
 

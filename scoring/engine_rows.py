@@ -125,10 +125,11 @@ class CopyRows:
         unit_copies = [p.copies or () for p in prepared]
         copies = list(itertools.chain.from_iterable(unit_copies))
         codes = table.codes_of(copies)  # every copy's code, in unit order
-        owner = np.repeat(np.arange(len(unit_copies), dtype=np.int64), _lengths(unit_copies))  # each copies' unit
-        bounds = np.zeros(len(unit_copies) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(owner, weights=_lengths(copies), minlength=len(unit_copies)).astype(np.int64), out=bounds[1:])
-        cuts = bounds.tolist()
+        per_unit = _lengths(unit_copies)
+        owner = np.repeat(np.arange(len(unit_copies), dtype=np.int64), per_unit)  # each copies' unit
+        copy_starts = np.zeros(len(copies) + 1, dtype=np.int64)  # where each copies' codes start
+        np.cumsum(_lengths(copies), out=copy_starts[1:])
+        cuts = copy_starts[np.concatenate(([0], np.cumsum(per_unit)))].tolist()  # where each unit's codes start
         code_list = codes.tolist()
         self.unit_codes: list[list[int]] = [code_list[a:b] for a, b in zip(cuts, cuts[1:])]
         longest = np.zeros(len(unit_copies), dtype=np.int64)
@@ -429,10 +430,11 @@ class TableRows:
 
     def read(self, batch: Any, launched: Any, values: dict[Any, Any], shared: dict[Any, float] | None) -> None:
         """A launched :class:`TableBatch`'s values, one per gather of the table it reads (and into ``shared``)."""
-        self._values[batch.entries] = _values_array(launched)
+        batch_values = _values_array(launched)
+        self._values[batch.entries] = batch_values
         values.update(dict.fromkeys(batch.codes.tolist()))  # the rows read (the values stay in the space)
         if shared is not None:
-            shared.update(zip(self._shared_keys(batch.entries), self._values[batch.entries].tolist()))
+            shared.update(zip(self._shared_keys(batch.entries), batch_values.tolist()))
 
     def flats(self, todo: Sequence[int]) -> list[list[float]]:
         """Each of the units ``todo``'s gathers' values in request order (``outputs`` flattened), one

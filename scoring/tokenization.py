@@ -189,7 +189,7 @@ class TokenizerView:
         if backend is None:
             return [self.encoded(t, special=special) for t in texts]
         encodings = rust_encode_batch(backend, list(texts), words=False, special=special)
-        return list(map(tuple, map(operator.attrgetter("ids"), encodings)))
+        return list(_ids_of(encodings))
 
     def _encode_words_direct(self, backend: Any, text: str) -> tuple[tuple[int, ...], tuple[int | None, ...], tuple[int, ...]]:
         out = _with_words(backend.encode(text, add_special_tokens=True))
@@ -233,16 +233,20 @@ class TokenizerView:
                 memo[(text, "words")] = _with_words(encoding)
             return
         # C-level maps: ~1 µs a text less than a loop (issue 35: 9,186 masked contexts of StereoSet dev)
-        memo.update(zip(zip(todo, itertools.repeat(special)), map(tuple, map(operator.attrgetter("ids"), encodings))))
+        memo.update(zip(zip(todo, itertools.repeat(special)), _ids_of(encodings)))
 
     def encode_with_words(self, text: str) -> tuple[list[int], list[int | None], list[int]]:
         """Ids with special tokens, ``word_ids()`` and the special-tokens mask of ``text``."""
+        ids, word_ids, special = self.encoded_with_words(text)
+        return list(ids), list(word_ids), list(special)
+
+    def encoded_with_words(self, text: str) -> tuple[tuple[int, ...], tuple[int | None, ...], tuple[int, ...]]:
+        """:meth:`encode_with_words` as tuples: the memo's own where it holds them (no list copies)."""
         if self._memo is not None and (hit := self._memo.get((text, "words"))) is not None:
-            return list(hit[0]), list(hit[1]), list(hit[2])
+            return hit
         backend = self.direct_backend()
         if backend is not None:
-            ids, word_ids, special = self._encode_words_direct(backend, text)
-            return list(ids), list(word_ids), list(special)
+            return self._encode_words_direct(backend, text)
         enc = self.tokenizer(text, return_special_tokens_mask=True)
         try:
             word_ids = enc.word_ids()
@@ -251,14 +255,7 @@ class TokenizerView:
         out = (tuple(enc["input_ids"]), tuple(word_ids), tuple(enc["special_tokens_mask"]))
         if self._memo is not None:
             self._memo[(text, "words")] = out
-        return list(out[0]), list(out[1]), list(out[2])
-
-    def encoded_with_words(self, text: str) -> tuple[tuple[int, ...], tuple[int | None, ...], tuple[int, ...]]:
-        """:meth:`encode_with_words` as the memo's tuples where it holds them (no list copies)."""
-        if self._memo is not None and (hit := self._memo.get((text, "words"))) is not None:
-            return hit
-        ids, word_ids, special = self.encode_with_words(text)
-        return tuple(ids), tuple(word_ids), tuple(special)
+        return out
 
     def tokenize_to_ids(self, text: str) -> list[int]:
         """``convert_tokens_to_ids(tokenize(text))``: how the StereoSet NSP loader encodes."""
@@ -318,6 +315,11 @@ def rust_encode_batch(backend: Any, texts: list[str], *, words: bool, special: b
     if words:
         return backend.encode_batch(texts, add_special_tokens=True)
     return getattr(backend, "encode_batch_fast", backend.encode_batch)(texts, add_special_tokens=special)
+
+
+def _ids_of(encodings: Iterable[Any]) -> Iterator[tuple[int, ...]]:
+    """Each Rust encoding's ids as a tuple."""
+    return map(tuple, map(operator.attrgetter("ids"), encodings))
 
 
 def _with_words(encoding: Any) -> tuple[tuple[int, ...], tuple[int | None, ...], tuple[int, ...]]:

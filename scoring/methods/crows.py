@@ -129,10 +129,8 @@ def prepare_many(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping
     pair encoded in one batched call (:func:`warm`'s), the mask id looked up once, each text's
     lower-cased form worked out once (issue 35: ~4 µs a pair)."""
     mask_id = tok.require_id("mask", method=NAME)
-    texts = [u.inputs[k] for u in units for k in ("sent1", "sent2")]
-    if options["lowercase"]:
-        texts = [_lowered(t, tok) for t in texts]
-    tok.encode_many(texts, special=True, with_words=False)  # ids only: the offsets word ids need cost 15-20 % more
+    texts = _encoded_texts(units, tok, options)
+    tok.encode_many(texts, special=True, with_words=False)  # as warm: ids only
     encoded = tok.encoded_many(texts, special=True)
     return [_prepared(list(ids1), list(ids2), mask_id) for ids1, ids2 in zip(encoded[::2], encoded[1::2])]
 
@@ -150,9 +148,14 @@ def _prepared(ids1: list[int], ids2: list[int], mask_id: int) -> Prepared:
 
 def warm(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> None:
     """Both sentences of every pair in one batched tokenizer call (as ``prepare`` encodes them)."""
-    texts = (u.inputs[k] for u in units for k in ("sent1", "sent2"))
     # ids only (prepare asks for nothing else): the offsets that word ids need cost 15-20 % more
-    tok.encode_many((_lowered(t, tok) for t in texts) if options["lowercase"] else texts, special=True, with_words=False)
+    tok.encode_many(_encoded_texts(units, tok, options), special=True, with_words=False)
+
+
+def _encoded_texts(units: Sequence[UnitSpec], tok: TokenizerView, options: Mapping[str, Any]) -> list[str]:
+    """Both sentences of every pair as ``prepare`` encodes them (lower-cased where the option says so)."""
+    texts = [u.inputs[k] for u in units for k in ("sent1", "sent2")]
+    return [_lowered(t, tok) for t in texts] if options["lowercase"] else texts
 
 
 def _lowered(text: str, tok: TokenizerView) -> str:

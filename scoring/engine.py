@@ -163,6 +163,10 @@ class _Launch:
     rows: Any = None  # one group's rows as merged (:meth:`of`)
     parts: list[Any] = field(default_factory=list)  # the collected groups' rows (:meth:`add`): joined when it starts
     launched: list[tuple[Sequence[BatchRow], Launched]] = field(default_factory=list)
+    # the collected rows' keys and longest input, kept as groups are added: rebuilding them for every
+    # group that might join cost ~14 ms of a pll-word-l2r run after pll over CrowS-Pairs (issue 35)
+    _keys: set[Any] = field(default_factory=set)
+    _longest: int = 0
 
     @classmethod
     def of(cls, space: Space, group: _Group, rows: Any) -> "_Launch":
@@ -171,20 +175,22 @@ class _Launch:
     def add(self, group: _Group, rows: Any) -> None:
         """Collect a small group: its rows join the others' (an input two groups need runs once)."""
         self.groups.append(group)
-        group.to_run += self.space.keys(rows)
+        keys = self.space.keys(rows)
+        group.to_run += keys
         self.parts.append(rows)
+        self._keys.update(keys)
+        self._longest = max(self._longest, self.space.longest(rows))
 
     def batch_rows(self) -> Any:
         return self.space.join(self.parts) if self.parts else self.rows
 
     def keys(self) -> set[Any]:
-        return {k for part in (self.parts if self.parts else [self.rows]) for k in self.space.keys(part)}
+        return self._keys if self.parts else set(self.space.keys(self.rows))
 
     def cost_with(self, rows: Any) -> int:
         """Padded tokens of one batch of the collected rows and ``rows``."""
-        keys = self.keys() | set(self.space.keys(rows))
-        longest = max([self.space.longest(part) for part in self.parts] + [self.space.longest(rows)])
-        return padded_cost(len(keys), longest)
+        more = set(self.space.keys(rows)).difference(self._keys)
+        return padded_cost(len(self._keys) + len(more), max(self._longest, self.space.longest(rows)))
 
 
 def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepared], keys: Sequence[str],
@@ -237,7 +243,8 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
         space = CopyRows(prepared, copy_table if copy_table is not None else CopyTable())
     elif TableRows.applies(prepared):
         space = TableRows(prepared)
-    rows_reduce = method.reduce_rows if isinstance(space, TableRows) else None
+    # many units at once where the method has it: a request table's rows, or masked copies
+    rows_reduce = method.reduce_rows if isinstance(space, (TableRows, CopyRows)) else None
     oom = out_of_memory_errors()
     results: list[list[SentenceResult] | None] = [
         [SentenceResult.from_json(d) for d in cached[k]] if k in cached else None for k in keys]
@@ -250,8 +257,8 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
         for group in launch.groups:
             values = group.values
             todo = group.todo
-            if rows_reduce is not None:  # the group's units at once, each unit's values as one list (table rows)
-                flats = space.flats(todo)  # type: ignore[union-attr]
+            if rows_reduce is not None:  # the group's units at once, each unit's values as one list
+                flats = space.flats(todo, values)  # type: ignore[union-attr]
                 reduced = rows_reduce(space.columns, todo, flats, options)  # type: ignore[union-attr]
             else:
                 reduced = [method.reduce(units[i], prepared[i], space.outputs(i, values), options) for i in todo]

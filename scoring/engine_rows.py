@@ -20,6 +20,7 @@ A group's ``values`` map a row's key to what its gathers read: for requests, the
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 from typing import Any, Hashable, Mapping, Protocol, Sequence, Sized
@@ -122,6 +123,7 @@ class CopyRows:
         import numpy as np
 
         self.table = table
+        self.prepared = prepared
         unit_copies = [p.copies or () for p in prepared]
         copies = list(itertools.chain.from_iterable(unit_copies))
         codes = table.codes_of(copies)  # every copy's code, in unit order
@@ -232,6 +234,18 @@ class CopyRows:
     def outputs(self, i: int, values: Mapping[Any, Any]) -> list[list[float]]:
         return [[values[c]] for c in self.unit_codes[i]]
 
+    @functools.cached_property
+    def columns(self) -> dict[str, list[Any]]:
+        """The units' states as columns (``Method.reduce_rows``), made once a run."""
+        return _state_columns(self.prepared)
+
+    def flats(self, todo: Sequence[int], values: Mapping[Any, Any]) -> list[list[float]]:
+        """Each of the units ``todo``'s copies' values in copy order (``outputs`` flattened), one list
+        a unit, read from the group's ``values`` with C-level maps: no list per copy (issue 35)."""
+        get = values.__getitem__
+        unit_codes = self.unit_codes
+        return [list(map(get, unit_codes[i])) for i in todo]
+
 
 class TableGroup:
     """Rows to run on the table path: distinct inputs (``codes``) and the table's gathers read from
@@ -286,8 +300,8 @@ class TableRows:
         assert table is not None
         self.table: RequestTable = table
         # the units' states as columns (Method.reduce_rows): the table's own, else made from each state
-        self.columns: dict[str, Sequence[Any]] = prepared.columns if isinstance(prepared, TableRowsPrepared) else \
-            {name: [p.state[name] for p in prepared] for name in prepared[0].state}
+        self.columns: Mapping[str, Sequence[Any]] = prepared.columns if isinstance(prepared, TableRowsPrepared) else \
+            _state_columns(prepared)
         self._values = np.zeros(len(self.table.g_input), dtype=np.float64)  # per gather of the table (float32 values, exact)
         self._offsets: list[int] = self.table.unit_offsets.tolist()
         self._plan: Any = None  # (batch of each code, each batch's (codes, entries, entry rows)); None: per-group plan
@@ -436,9 +450,10 @@ class TableRows:
         if shared is not None:
             shared.update(zip(self._shared_keys(batch.entries), batch_values.tolist()))
 
-    def flats(self, todo: Sequence[int]) -> list[list[float]]:
+    def flats(self, todo: Sequence[int], values: Mapping[Any, Any]) -> list[list[float]]:
         """Each of the units ``todo``'s gathers' values in request order (``outputs`` flattened), one
-        list a unit: the values of all of them made Python floats in one call."""
+        list a unit: the values of all of them made Python floats in one call (``values`` only marks
+        the rows read: the values are kept per gather of the table)."""
         from stereoset_eval.scoring.table import unit_entries
 
         offsets = self._offsets
@@ -456,6 +471,11 @@ class TableRows:
         bounds = table.request_offsets[lo:hi + 1].tolist()
         unit = self._values[bounds[0]:bounds[-1]].tolist()
         return [unit[start - bounds[0]:stop - bounds[0]] for start, stop in zip(bounds, bounds[1:])]
+
+
+def _state_columns(prepared: Sequence[Prepared]) -> dict[str, list[Any]]:
+    """Every unit's state as one column per field (the fields of the first unit's state)."""
+    return {name: [p.state[name] for p in prepared] for name in prepared[0].state} if prepared else {}
 
 
 def _values_array(launched: Any) -> Any:

@@ -149,3 +149,24 @@ def test_a_copy_batch_slices_and_iterates_as_its_rows():
     assert attention is not None and ids.shape == (4, 4)  # c is one token shorter: padded, masked out
     for row, (pos, target) in zip(gather_rows.tolist(), zip(positions[gather_rows].tolist(), targets.tolist())):
         assert (pos, target) in listed[row].gather
+
+
+@pytest.mark.parametrize("method, options_given", [(m, {}) for m in MASKED_METHODS] + [("crows-nangia", {"round_ndigits": None})])
+def test_reduce_rows_of_copies_is_reduce_of_each_unit(method, options_given, crows_items):
+    """The copies path reduces a commit group in one ``reduce_rows`` call (states as columns, each
+    unit's copies' values as one list); it must return, unit by unit, what ``reduce`` returns."""
+    import random
+
+    from stereoset_eval.scoring.engine_rows import _state_columns
+    from stereoset_eval.scoring.fake import load_fake_backend
+
+    backend = load_fake_backend("fake:masked", kind="masked")
+    spec, options, units, prepared = _prepared(method, crows_items[:80], backend)
+    options = {**options, **options_given}
+    rng = random.Random(7)
+    flats = [[-rng.random() * 12 for _ in p.requests] for p in prepared]
+    rows = list(range(len(units)))[::-1]  # any order of units
+    together = spec.reduce_rows(_state_columns(prepared), rows, [flats[i] for i in rows], options)
+    one_by_one = [spec.reduce(units[i], prepared[i], [[v] for v in flats[i]], options) for i in rows]
+    assert together == one_by_one
+    assert all(r.token_logprobs == tuple(flats[i][:len(r.token_logprobs)]) for i, rs in zip(rows, together) for r in rs[:1])

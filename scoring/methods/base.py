@@ -202,12 +202,13 @@ class Method:
             :class:`~stereoset_eval.scoring.table.RequestTable` with the states as columns (a
             :class:`TableRowsPrepared`: the same requests and state, the same first error), which
             the engine runs as arrays (:class:`~stereoset_eval.scoring.engine_rows.TableRows`).
-        reduce_rows: optional, with ``prepare_table``; ``reduce`` of many units at once: the
-            units' states as columns (:attr:`TableRowsPrepared.columns`), the units' indices, and
-            each one's gathers' log-probabilities as one list in request order (``outputs``
-            flattened). The table path hands a commit group's units over in one call, without an
-            object per unit or a cut of its values per request. Must return, per unit, what
-            ``reduce`` returns.
+        reduce_rows: optional; ``reduce`` of many units at once: the units' states as columns
+            (:attr:`TableRowsPrepared.columns`, or made from each unit's state), the units'
+            indices, and each one's gathers' log-probabilities as one list in request order
+            (``outputs`` flattened). Units prepared as one request table (``prepare_table``) or
+            as masked copies (``Prepared.copies``) are handed over a commit group at a time, in
+            one call, without an object per unit or a cut of its values per request. Must
+            return, per unit, what ``reduce`` returns.
         item_shares_inputs: the units of one item share forward inputs (StereoSet's three options
             share their first masked context), so the engine keeps them in one commit group and
             runs a shared input once (:func:`~stereoset_eval.scoring.requests.plan_groups`'s

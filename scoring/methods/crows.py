@@ -167,19 +167,33 @@ def _lowered(text: str, tok: TokenizerView) -> str:
 
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
     state = prep.state
-    n = state["n"]
+    return reduce_rows({"ids": [state["ids"]], "template": [state["template"]], "n": [state["n"]]}, [0],
+                       [list(map(_FIRST, outputs))], options)[0]
+
+
+def reduce_rows(columns: Mapping[str, Sequence[Any]], rows: Sequence[int], flats: Sequence[list[float]],
+                options: Mapping[str, Any]) -> list[list[SentenceResult]]:
+    """:func:`reduce` of pairs ``rows``, from their states as columns and each pair's copies'
+    log-probabilities (the first sentence's ``n`` copies, then the second's): per sentence, the sum
+    of its ``n`` values added one by one as metric.py adds them, rounded as the option says."""
     digits = options["round_ndigits"]
-    results = []
-    for side in (0, 1):
-        lps = tuple(map(_FIRST, outputs[side * n:(side + 1) * n]))
-        total = 0.0
-        for lp in lps:  # metric.py adds .item() floats one by one
-            total += lp
-        positions = state["template"][side][1:-1]
-        results.append(SentenceResult.of(round(total, digits) if digits is not None else total, n,
-                                         tuple(map(state["ids"][side].__getitem__, positions)), lps,
-                                         {"unrounded": total, "positions": positions}))
-    return results
+    of = SentenceResult.of
+    ids_of, templates, counts = columns["ids"], columns["template"], columns["n"]
+    out = []
+    for i, lps_pair in zip(rows, flats):
+        n = counts[i]
+        results = []
+        for side in (0, 1):
+            lps = tuple(lps_pair[side * n:(side + 1) * n])
+            total = 0.0
+            for lp in lps:  # metric.py adds .item() floats one by one
+                total += lp
+            positions = templates[i][side][1:-1]
+            results.append(of(round(total, digits) if digits is not None else total, n,
+                              tuple(map(ids_of[i][side].__getitem__, positions)), lps,
+                              {"unrounded": total, "positions": positions}))
+        out.append(results)
+    return out
 
 
 _FIRST = operator.itemgetter(0)  # a copy's one gather
@@ -204,4 +218,5 @@ METHOD = Method(
     reduce=reduce,
     resolve=resolve,
     prepare_many=prepare_many,
+    reduce_rows=reduce_rows,
 )

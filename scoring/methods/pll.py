@@ -141,8 +141,15 @@ def _prepare_many(name: str, within_word_l2r: bool):
 
 
 def reduce(unit: UnitSpec, prep: Prepared, outputs: list[list[float]], options: Mapping[str, Any]) -> list[SentenceResult]:
-    lps = [out[0] for out in outputs]
-    return [SentenceResult.of(sum(lps), len(lps), tuple(prep.state["token_ids"]), tuple(lps))]
+    return reduce_rows({"token_ids": [prep.state["token_ids"]]}, [0], [[out[0] for out in outputs]], options)[0]
+
+
+def reduce_rows(columns: Mapping[str, Sequence[Any]], rows: Sequence[int], flats: Sequence[list[float]],
+                options: Mapping[str, Any]) -> list[list[SentenceResult]]:
+    """:func:`reduce` of units ``rows``, from their states as columns and each one's copies'
+    log-probabilities (one gather per copy, in copy order): their sum."""
+    of, token_ids = SentenceResult.of, columns["token_ids"]
+    return [[of(sum(lps), len(lps), tuple(token_ids[i]), tuple(lps))] for i, lps in zip(rows, flats)]
 
 
 PLL_METHOD = Method(
@@ -158,6 +165,7 @@ PLL_METHOD = Method(
     reduce=reduce,
     warm=warm_inputs("sentence", special=True),
     prepare_many=_prepare_many(PLL, within_word_l2r=False),
+    reduce_rows=reduce_rows,
 )
 
 PLL_WORD_METHOD = Method(
@@ -173,4 +181,5 @@ PLL_WORD_METHOD = Method(
     reduce=reduce,
     warm=warm_inputs("sentence", special=True),
     prepare_many=_prepare_many(PLL_WORD, within_word_l2r=True),
+    reduce_rows=reduce_rows,
 )

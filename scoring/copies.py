@@ -87,6 +87,8 @@ class CopyTable:
         self._mask_id: int | None = None
         self._arrays: tuple[Any, Any, Any] | None = None  # ids matrix, lengths, token types matrix (or None)
         self._hashes: tuple[Any, Any] | None = None  # per sentence, hashes of every prefix and every suffix
+        self._kept: list[tuple[Any, Any, Any]] = []  # runs' (codes, values, known) arrays, not merged yet
+        self._known: tuple[Any, Any] | None = None  # (codes sorted, their values) merged so far
 
     def __len__(self) -> int:
         return len(self._sentences)
@@ -132,6 +134,30 @@ class CopyTable:
         starts = np.fromiter(itertools.chain.from_iterable(map(operator.attrgetter("starts"), copies)), dtype=np.int64, count=total)
         stops = np.fromiter(itertools.chain.from_iterable(map(operator.attrgetter("stops"), copies)), dtype=np.int64, count=total)
         return (np.repeat(indexes, spans) << (2 * SPAN_BITS)) | (starts << SPAN_BITS) | stops
+
+    def keep_values(self, codes: Any, values: Any, known: Any) -> None:
+        """Keep a run's values for the runs after it: ``codes`` (sorted, distinct), ``values`` and
+        ``known`` (which values are there) are the run's own arrays, which it goes on filling."""
+        self._kept.append((codes, values, known))
+
+    def known_values(self) -> tuple[Any, Any]:
+        """``(codes, values)``: every code whose value a run kept here (sorted; an int64 and a
+        float64 array). Call it between runs: the runs kept so far are merged once, the latest
+        value of a code winning."""
+        import numpy as np
+
+        if self._kept or self._known is None:
+            codes = [c[k] for c, _, k in self._kept]
+            values = [v[k] for _, v, k in self._kept]
+            if self._known is not None:
+                codes.insert(0, self._known[0])
+                values.insert(0, self._known[1])
+            every = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
+            every_value = np.concatenate(values) if values else np.zeros(0, dtype=np.float64)
+            distinct, last = np.unique(every[::-1], return_index=True)  # first in reverse: the latest
+            self._known = distinct, every_value[::-1][last]
+            self._kept = []
+        return self._known
 
     def arrays(self) -> tuple[Any, Any, Any]:
         """(ids matrix ``[sentences, longest]`` padded with -1, lengths, token types matrix or None)."""

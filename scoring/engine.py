@@ -228,7 +228,8 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             interruption loses at most the group being launched, as without it (every group
             launched in full is read back and committed before the error propagates).
         copy_table: the run's :class:`~stereoset_eval.scoring.copies.CopyTable` (with ``shared``: the
-            one whose codes ``shared`` holds, :meth:`SharedWork.copy_table`). Units prepared as masked
+            model's one table, :meth:`SharedWork.copy_table`, which keeps the masked copies' values by
+            code for the methods after this one: :meth:`CopyTable.known_values`). Units prepared as masked
             copies run as codes (:class:`~stereoset_eval.scoring.engine_rows.CopyRows`) when every unit
             has copies and, with ``shared``, a table is given; otherwise as requests. Same inputs, same
             gathers, numbers equal to float32 batch noise. Units prepared as rows of one
@@ -240,7 +241,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     stats.overlap = overlap
     space: Space = RequestRows(prepared)
     if CopyRows.applies(prepared) and (shared is None or copy_table is not None):
-        space = CopyRows(prepared, copy_table if copy_table is not None else CopyTable())
+        space = CopyRows(prepared, copy_table if copy_table is not None else CopyTable(), share=shared is not None)
     elif TableRows.applies(prepared):
         space = TableRows(prepared)
     # many units at once where the method has it: a request table's rows, or masked copies

@@ -12,9 +12,10 @@ executor do this) makes those methods compute each distinct masked input once:
   running it when every gather of the row is there; the numbers equal that method run alone up
   to float32 batch noise (a row's values come from another batch composition, as they would
   with another ``batch_tokens``). Masked copies (:mod:`stereoset_eval.scoring.copies`) are
-  kept by their int code instead, with the model's one
-  :class:`~stereoset_eval.scoring.copies.CopyTable` (:meth:`SharedWork.copy_table`), so that a
-  code means the same masked input to every method of the run.
+  kept by their int code instead, as arrays in the model's one
+  :class:`~stereoset_eval.scoring.copies.CopyTable` (:meth:`SharedWork.copy_table`,
+  :meth:`~stereoset_eval.scoring.copies.CopyTable.known_values`), so that a code means the same
+  masked input to every method of the run.
 * **encodings** — ``text -> token ids`` per tokenizer (see
   :meth:`~stereoset_eval.scoring.tokenization.TokenizerView.memoized`), so each distinct text is
   encoded once for the length check and every method (and each distinct id sequence decoded once).
@@ -74,5 +75,7 @@ class SharedWork:
 
     def counts(self) -> dict[str, int]:
         """Counters for the provenance."""
+        copies = len(self._copy_table.known_values()[0]) if self._copy_table is not None else 0
         return {"rows_computed": self.rows_computed, "rows_reused": self.rows_reused,
-                "values_held": len(self._positions), "texts_encoded": sum(1 for key in self._encodings if key[1] != DECODED)}
+                "values_held": len(self._positions) + copies,
+                "texts_encoded": sum(1 for key in self._encodings if key[1] != DECODED)}

@@ -180,11 +180,22 @@ def concatenated(sequences: Sequence[Sequence[int]]) -> tuple[Any, Any, Any]:
 
 def unit_entries(table: RequestTable, units: Iterable[int]) -> Any:
     """The table's gathers of ``units``, unit by unit in order (an int64 array), with array operations."""
+    return offsets_entries(table.unit_offsets, units)
+
+
+def offsets_entries(offsets: Any, units: Iterable[int]) -> Any:
+    """The entries ``offsets[u] .. offsets[u + 1] - 1`` of each of ``units``, unit by unit in order
+    (an int64 array), with array operations.
+
+    >>> import numpy as np
+    >>> offsets_entries(np.array([0, 2, 2, 5]), [2, 0, 1]).tolist()
+    [2, 3, 4, 0, 1]
+    """
     import numpy as np
 
     todo = np.fromiter(units, dtype=np.int64)
-    starts = table.unit_offsets[todo]
-    counts = table.unit_offsets[todo + 1] - starts
+    starts = offsets[todo]
+    counts = offsets[todo + 1] - starts
     total = int(counts.sum())
     if not total:
         return np.zeros(0, dtype=np.int64)

@@ -170,3 +170,41 @@ def test_reduce_rows_of_copies_is_reduce_of_each_unit(method, options_given, cro
     one_by_one = [spec.reduce(units[i], prepared[i], [[v] for v in flats[i]], options) for i in rows]
     assert together == one_by_one
     assert all(r.token_logprobs == tuple(flats[i][:len(r.token_logprobs)]) for i, rs in zip(rows, together) for r in rs[:1])
+
+
+def test_a_table_keeps_the_values_runs_read_and_merges_them_between_runs():
+    """What ``known_values`` gives: every code a run marked known, sorted, the latest run's value
+    winning; values a run fills after keeping its arrays are seen at the next merge."""
+    table = CopyTable()
+    assert [a.tolist() for a in table.known_values()] == [[], []]
+    codes = np.array([3, 5, 9], dtype=np.int64)
+    values, known = np.zeros(3), np.zeros(3, dtype=bool)
+    table.keep_values(codes, values, known)
+    values[[0, 2]], known[[0, 2]] = (-1.5, -2.5), True  # filled after it was kept, as a run fills it
+    assert [a.tolist() for a in table.known_values()] == [[3, 9], [-1.5, -2.5]]
+    table.keep_values(np.array([1, 9], dtype=np.int64), np.array([-0.5, -7.0]), np.array([True, True]))
+    assert [a.tolist() for a in table.known_values()] == [[1, 3, 9], [-0.5, -1.5, -7.0]]
+
+
+def test_copy_rows_read_what_runs_before_them_kept_and_never_reduce_an_unread_value(crows_items):
+    from stereoset_eval.scoring.fake import FakeScorer, load_fake_backend
+
+    backend = load_fake_backend("fake:masked", kind="masked")
+    spec, options, units, prepared = _prepared("pll", crows_items[:40], backend)
+    table = CopyTable()
+    first = CopyRows(prepared, table, share=True)
+    rows = first.merge(range(len(units)))
+    assert len(first.reuse(rows, {}, {}, RunStats())) == len(rows)  # nothing known yet
+    with pytest.raises(AssertionError, match="before it was read back"):
+        first.flats([0], {})
+    launch = FakeScorer(backend).launch
+    for batch in first.batches(rows, 2048, 64):
+        first.read(batch, launch(batch), {}, None)
+    expected = first.flats(list(range(len(units))), {})
+    second = CopyRows(prepared, table, share=True)  # the next method of the run on the same table
+    stats = RunStats()
+    assert len(second.reuse(second.merge(range(len(units))), {}, {}, stats)) == 0
+    assert stats.rows_reused == len(rows)
+    assert second.flats(list(range(len(units))), {}) == expected
+    alone = CopyRows(prepared, table)  # sharing off: the table's values are not read
+    assert len(alone.reuse(rows, {}, {}, RunStats())) == len(rows)

@@ -212,16 +212,36 @@ class CopyTable:
         same = ranked[1:] == ranked[:-1]
         if not same.any():  # the common case: every copy is its own input
             return codes
+        # codes whose hash another code shares: their inputs compared exactly, all at once (equal
+        # inputs hash alike, so no two codes of different hashes can be one input)
+        shared_hash = np.zeros(len(ranked), dtype=bool)
+        shared_hash[1:] |= same
+        shared_hash[:-1] |= same
+        candidates = order[shared_hash]
+        _, input_of = np.unique(self._masked_inputs(codes[candidates]), axis=0, return_inverse=True)
+        input_of = input_of.reshape(-1)
+        smallest = np.full(int(input_of.max()) + 1, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(smallest, input_of, codes[candidates])
         out = codes.copy()
-        code_list = codes.tolist()
-        firsts = np.flatnonzero(np.concatenate(([True], ~same)))  # where each run of equal hashes starts
-        ends = np.append(firsts[1:], len(ranked))
-        for first, end in zip(firsts[ends - firsts > 1].tolist(), ends[ends - firsts > 1].tolist()):
-            seen: dict[Any, int] = {}  # equal hashes: compare the inputs themselves
-            for j in sorted(order[first:end].tolist(), key=code_list.__getitem__):
-                row = self.request(code_list[j])
-                out[j] = seen.setdefault((row.input_ids, row.token_type_ids), code_list[j])
+        out[candidates] = smallest[input_of]
         return out
+
+    def _masked_inputs(self, codes: Any) -> Any:
+        """Each of ``codes``' masked input as one row, to compare inputs exactly: its ids with the span
+        masked, then -1 past its end, then (where the table has them) its token types."""
+        import numpy as np
+
+        matrix, lengths, types = self.arrays()
+        index = codes >> (2 * SPAN_BITS)
+        starts, stops = (codes >> SPAN_BITS) & _SPAN_MASK, codes & _SPAN_MASK
+        width = int(lengths[index].max())
+        ids = matrix[index, :width]  # fancy indexing: a copy
+        cols = np.arange(width)[None, :]
+        ids[(cols >= starts[:, None]) & (cols < stops[:, None])] = self.mask_id
+        if types is None:
+            return ids
+        typed = np.fromiter((t is not None for _, t in self._sentences), dtype=np.int64, count=len(self._sentences))
+        return np.concatenate([ids, types[index, :width], typed[index][:, None]], axis=1)  # None is not all zeros
 
     def lengths(self, codes: Any) -> Any:
         """The input length of each code (an int64 array)."""

@@ -131,6 +131,20 @@ def test_equal_hashes_never_merge_unequal_inputs(monkeypatch):
     assert dict(zip(codes.tolist(), table.representatives(codes).tolist())) == expected  # compared exactly
 
 
+def test_inputs_of_other_token_types_are_other_inputs(monkeypatch):
+    """Copies with the same masked ids but other token types (or none) are not one input, as the
+    request path keys rows by ids and token types."""
+    table = CopyTable()
+    kinds = [MaskedCopies((2, 10, 11, 3), (1,), (2,), mask_id=4),
+             MaskedCopies((2, 12, 11, 3), (1,), (2,), mask_id=4, token_type_ids=(0, 0, 0, 0)),
+             MaskedCopies((2, 13, 11, 3), (1,), (2,), mask_id=4, token_type_ids=(0, 0, 1, 1)),
+             MaskedCopies((2, 14, 11, 3), (1,), (2,), mask_id=4, token_type_ids=(0, 0, 0, 0))]
+    codes = np.array([c for k in kinds for c in table.codes(k)], dtype=np.int64)
+    shape = table._prefix_suffix_hashes()[0].shape
+    monkeypatch.setattr(table, "_prefix_suffix_hashes", lambda: (np.zeros(shape, np.uint64),) * 2)
+    assert table.representatives(codes).tolist() == [codes[0], codes[1], codes[2], codes[1]]
+
+
 def test_a_copy_batch_slices_and_iterates_as_its_rows():
     table = CopyTable()
     a = MaskedCopies((2, 10, 11, 3), (1, 2), (2, 3), mask_id=4)

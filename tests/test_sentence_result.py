@@ -181,3 +181,13 @@ def test_through_json_units_with_other_containers_in_extra_takes_each_results_ro
     units = [[SentenceResult(score=-1.0, n_tokens=1, extra=extra)], [PLAIN[0]]]
     got = SentenceResult.through_json_units(units)
     assert all(_same(a, _by_text(b)) for unit_in, unit_out in zip(units, got) for a, b in zip(unit_out, unit_in))
+
+
+def test_unit_spec_of_makes_the_object_the_constructor_makes():
+    from stereoset_eval.scoring.methods.base import UnitSpec
+
+    made = UnitSpec.of("item", ("a", "b"), ("stereotype", "anti-stereotype"), {"sent1": "x", "sent2": "y"})
+    built = UnitSpec("item", ("a", "b"), ("stereotype", "anti-stereotype"), {"sent1": "x", "sent2": "y"})
+    assert made == built and list(made.__dict__) == list(built.__dict__)
+    with pytest.raises(AttributeError):  # still frozen
+        made.item_id = "other"  # type: ignore[misc]

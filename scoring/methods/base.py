@@ -71,6 +71,17 @@ class UnitSpec:
     roles: tuple[str, ...]
     inputs: Mapping[str, Any]
 
+    @classmethod
+    def of(cls, item_id: str, sentence_ids: tuple[str, ...], roles: tuple[str, ...], inputs: Mapping[str, Any]) -> "UnitSpec":
+        """``UnitSpec(item_id, sentence_ids, roles, inputs)`` with its fields' dict set at once, as
+        :meth:`SentenceResult.of` makes results: the same, equal object (one per sentence of a run)."""
+        obj = _new(cls)
+        _set(obj, "__dict__", {"item_id": item_id, "sentence_ids": sentence_ids, "roles": roles, "inputs": inputs})
+        return obj
+
+
+_new, _set = object.__new__, object.__setattr__
+
 
 class Prepared:
     """A unit's forward inputs plus whatever ``reduce`` needs (token ids, template word …).
@@ -266,11 +277,8 @@ def unit_error(method: str, unit: UnitSpec, problem: str) -> ScoringError:
 
 def sentence_units(items: Sequence[Item], text_inputs: Callable[[Item, str], Mapping[str, Any]]) -> list[UnitSpec]:
     """One unit per sentence of every item, in item order."""
-    return [
-        UnitSpec(item.id, (s.id,), (s.role,), text_inputs(item, s.text))
-        for item in items
-        for s in item.sentences
-    ]
+    of = UnitSpec.of
+    return [of(item.id, (s.id,), (s.role,), text_inputs(item, s.text)) for item in items for s in item.sentences]
 
 
 def accepts_any_sentences(item: Item) -> str | None:

@@ -51,7 +51,7 @@ def units(items: Sequence[Item], options: Mapping[str, Any]) -> list[UnitSpec]:
     for item in items:
         r1, r2 = ordered_roles(item.direction or "")
         s1, s2 = item.sentence(r1), item.sentence(r2)
-        out.append(UnitSpec(item.id, (s1.id, s2.id), (r1, r2), {"sent1": s1.text, "sent2": s2.text}))
+        out.append(UnitSpec.of(item.id, (s1.id, s2.id), (r1, r2), {"sent1": s1.text, "sent2": s2.text}))
     return out
 
 

@@ -191,3 +191,34 @@ def test_unit_spec_of_makes_the_object_the_constructor_makes():
     assert made == built and list(made.__dict__) == list(built.__dict__)
     with pytest.raises(AttributeError):  # still frozen
         made.item_id = "other"  # type: ignore[misc]
+
+
+def test_records_are_one_per_sentence_in_item_order_with_the_results_fields():
+    """``_records`` made as columns equals one record per (unit sentence, result) made one by one:
+    scores made floats (an int or None score too), ``extra`` copied, item order kept; a unit
+    with fewer results than sentences keeps the one-by-one path."""
+    import math
+
+    from types import SimpleNamespace
+
+    from stereoset_eval.scoring.api import _records
+    from stereoset_eval.scoring.methods.base import UnitSpec
+    from stereoset_eval.scoring.records import SentenceScore
+
+    def item(n: int) -> SimpleNamespace:  # what _records reads of an Item: its id and its sentences' ids and roles
+        return SimpleNamespace(id=f"i{n}", sentences=(SimpleNamespace(id=f"s{n}a", role="stereotype"),
+                                                      SimpleNamespace(id=f"s{n}b", role="anti-stereotype")))
+
+    items = [item(0), item(1)]
+    units = [UnitSpec(it.id, (s.id,), (s.role,), {}) for it in items for s in it.sentences]
+    extra = {"w": "x"}
+    results = [[SentenceResult(-1.5, 2, (1, 2), (-0.5, -1.0), extra)], [SentenceResult(0, 1)],
+               [SentenceResult(None, 0)], [SentenceResult(-2.0, 1, extra={"k": [1]})]]  # type: ignore[arg-type]
+    got = _records(items, units, results)
+    assert [r.sentence_id for r in got] == ["s0a", "s0b", "s1a", "s1b"]
+    assert got[0] == SentenceScore("i0", "s0a", "stereotype", -1.5, 2, (1, 2), (-0.5, -1.0), {"w": "x"})
+    assert got[0].extra is not extra
+    assert type(got[1].score) is float and got[1].score == 0.0 and math.isnan(got[2].score)
+    assert got[3].extra == {"k": [1]} and got[3].role == "anti-stereotype" and got[3].item_id == "i1"
+    short = _records(items, units, results[:3] + [[]])  # the last unit returned nothing
+    assert [r.sentence_id for r in short] == ["s0a", "s0b", "s1a"]

@@ -1,4 +1,4 @@
-"""The two forms of a commit group's rows the engine works with: requests, and masked copies.
+"""The three forms of a commit group's rows the engine works with: requests, masked copies and a request table.
 
 :func:`~stereoset_eval.scoring.engine.execute` plans, merges, reuses, batches, reads back and
 reduces a method's forward rows through one of these, with the same steps and the same
@@ -8,14 +8,17 @@ grouping rule:
   :class:`~stereoset_eval.scoring.requests.Request` objects merged into
   :class:`~stereoset_eval.scoring.requests.BatchRow` objects (any method);
 * :class:`CopyRows` — the masked-LM methods' copies as int codes
-  (:mod:`stereoset_eval.scoring.copies`): merged with ``numpy.unique``, reused and read back
-  with C-level dict operations, batched as :class:`~stereoset_eval.scoring.copies.CopyBatch`;
+  (:mod:`stereoset_eval.scoring.copies`): merged with ``numpy.unique``, their values kept, reused
+  and read back as arrays over the run's distinct codes, batched as
+  :class:`~stereoset_eval.scoring.copies.CopyBatch`;
 * :class:`TableRows` — every unit's requests as one :class:`~stereoset_eval.scoring.table.RequestTable`
   (the StereoSet methods and ``causal-ll``, ``Method.prepare_table``), run as int codes, batched
   as :class:`~stereoset_eval.scoring.table.TableBatch`.
 
 A group's ``values`` map a row's key to what its gathers read: for requests, the input key to
-``[gathers, log-probabilities]``; for copies, the code to its one log-probability.
+``[gathers, log-probabilities]``. Copies and table rows keep their values in arrays of their own
+(a group's ``values`` only mark the rows read), and a commit group is reduced in one
+``Method.reduce_rows`` call where the method has it.
 """
 
 from __future__ import annotations

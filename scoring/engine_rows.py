@@ -274,14 +274,7 @@ class CopyRows:
     def flats(self, todo: Sequence[int], values: Mapping[Any, Any]) -> list[list[float]]:
         """Each of the units ``todo``'s copies' values in copy order (``outputs`` flattened), one list
         a unit: the values of all of them gathered and made Python floats in one call (issue 35)."""
-        flat = self._unit_values(todo)
-        cuts = self._cuts
-        out, start = [], 0
-        for i in todo:
-            stop = start + cuts[i + 1] - cuts[i]
-            out.append(flat[start:stop])
-            start = stop
-        return out
+        return _cut_by_unit(self._unit_values(todo), todo, self._cuts)
 
 
 class TableGroup:
@@ -493,14 +486,7 @@ class TableRows:
         the rows read: the values are kept per gather of the table)."""
         from stereoset_eval.scoring.table import unit_entries
 
-        offsets = self._offsets
-        values = self._values[unit_entries(self.table, todo)].tolist()
-        out, start = [], 0
-        for i in todo:
-            stop = start + offsets[i + 1] - offsets[i]
-            out.append(values[start:stop])
-            start = stop
-        return out
+        return _cut_by_unit(self._values[unit_entries(self.table, todo)].tolist(), todo, self._offsets)
 
     def outputs(self, i: int, values: Mapping[Any, Any]) -> list[list[float]]:
         table = self.table
@@ -508,6 +494,17 @@ class TableRows:
         bounds = table.request_offsets[lo:hi + 1].tolist()
         unit = self._values[bounds[0]:bounds[-1]].tolist()
         return [unit[start - bounds[0]:stop - bounds[0]] for start, stop in zip(bounds, bounds[1:])]
+
+
+def _cut_by_unit(flat: list[float], todo: Sequence[int], offsets: Sequence[int]) -> list[list[float]]:
+    """``flat`` (the values of the units ``todo``, unit by unit) cut into one list per unit, unit
+    ``i`` holding ``offsets[i + 1] - offsets[i]`` of them."""
+    out, start = [], 0
+    for i in todo:
+        stop = start + offsets[i + 1] - offsets[i]
+        out.append(flat[start:stop])
+        start = stop
+    return out
 
 
 def _state_columns(prepared: Sequence[Prepared]) -> dict[str, list[Any]]:

@@ -226,22 +226,36 @@ class CopyTable:
         out[candidates] = smallest[input_of]
         return out
 
+    def masked_ids(self, codes: Any) -> tuple[Any, Any]:
+        """``(ids [codes, width], each one's length)``: each of ``codes``' masked input, its span
+        replaced by the mask id and -1 past its end (``width``: the longest of them)."""
+        import numpy as np
+
+        matrix, lengths, _ = self.arrays()
+        index = codes >> (2 * SPAN_BITS)
+        starts, stops = (codes >> SPAN_BITS) & _SPAN_MASK, codes & _SPAN_MASK
+        row_lengths = lengths[index]
+        width = int(row_lengths.max())
+        ids = matrix[index, :width]  # fancy indexing: a copy
+        if bool((stops - starts == 1).all()):
+            ids[np.arange(len(index)), starts] = self.mask_id
+        else:
+            cols = np.arange(width)[None, :]
+            ids[(cols >= starts[:, None]) & (cols < stops[:, None])] = self.mask_id
+        return ids, row_lengths
+
     def _masked_inputs(self, codes: Any) -> Any:
         """Each of ``codes``' masked input as one row, to compare inputs exactly: its ids with the span
         masked, then -1 past its end, then (where the table has them) its token types."""
         import numpy as np
 
-        matrix, lengths, types = self.arrays()
-        index = codes >> (2 * SPAN_BITS)
-        starts, stops = (codes >> SPAN_BITS) & _SPAN_MASK, codes & _SPAN_MASK
-        width = int(lengths[index].max())
-        ids = matrix[index, :width]  # fancy indexing: a copy
-        cols = np.arange(width)[None, :]
-        ids[(cols >= starts[:, None]) & (cols < stops[:, None])] = self.mask_id
+        ids, _ = self.masked_ids(codes)
+        types = self.arrays()[2]
         if types is None:
             return ids
+        index = codes >> (2 * SPAN_BITS)
         typed = np.fromiter((t is not None for _, t in self._sentences), dtype=np.int64, count=len(self._sentences))
-        return np.concatenate([ids, types[index, :width], typed[index][:, None]], axis=1)  # None is not all zeros
+        return np.concatenate([ids, types[index, :ids.shape[1]], typed[index][:, None]], axis=1)  # None is not all zeros
 
     def lengths(self, codes: Any) -> Any:
         """The input length of each code (an int64 array)."""
@@ -316,24 +330,15 @@ class CopyBatch(Sequence[BatchRow]):
         where no row is padded) and what is read from them (``gather_rows`` None: row ``i``'s one)."""
         import numpy as np
 
-        matrix, lengths, types = self.table.arrays()
+        matrix, _, types = self.table.arrays()
         index = self.inputs >> (2 * SPAN_BITS)
         starts = (self.inputs >> SPAN_BITS) & _SPAN_MASK
-        stops = self.inputs & _SPAN_MASK
-        row_lengths = lengths[index]
-        width = int(row_lengths.max())
-        ids = matrix[index, :width]  # fancy indexing: a copy
-        rows = np.arange(len(index))
-        if self.gathers is None:
-            targets = ids[rows, starts]
+        if self.gathers is None:  # each row's own token at its span's start
+            targets = matrix[index, starts]
         else:
-            g_index = self.gathers >> (2 * SPAN_BITS)
-            targets = matrix[g_index, (self.gathers >> SPAN_BITS) & _SPAN_MASK]
-        if bool((stops - starts == 1).all()):
-            ids[rows, starts] = self.table.mask_id
-        else:
-            cols = np.arange(width)[None, :]
-            ids[(cols >= starts[:, None]) & (cols < stops[:, None])] = self.table.mask_id
+            targets = matrix[self.gathers >> (2 * SPAN_BITS), (self.gathers >> SPAN_BITS) & _SPAN_MASK]
+        ids, row_lengths = self.table.masked_ids(self.inputs)
+        width = ids.shape[1]
         attention = None
         if bool((row_lengths != width).any()):
             attention = (np.arange(width)[None, :] < row_lengths[:, None]).astype(np.int64)

@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping, Sequence, overload
 
 from stereoset_eval.foundation.items import Item
 from stereoset_eval.scoring.records import ScoringError, SentenceResult  # noqa: F401 - SentenceResult re-exported
+from stereoset_eval.scoring.records import _new, _set  # a frozen dataclass made with its fields' dict at once
 from stereoset_eval.scoring.copies import MaskedCopies
 from stereoset_eval.scoring.requests import Request
 from stereoset_eval.scoring.table import RequestTable
@@ -78,9 +79,6 @@ class UnitSpec:
         obj = _new(cls)
         _set(obj, "__dict__", {"item_id": item_id, "sentence_ids": sentence_ids, "roles": roles, "inputs": inputs})
         return obj
-
-
-_new, _set = object.__new__, object.__setattr__
 
 
 class Prepared:

@@ -19,8 +19,10 @@ Policies (``RunSettings.allocator``, default ``$STEREOSET_EVAL_MALLOC_TUNING``, 
 
 * ``fast`` (default): mmap and trim thresholds at 1 GiB, so buffers are reused from the heap
   instead of re-mapped, and ``malloc_trim(0)`` when a run ends gives the free heap pages back
-  to the OS (trimming after every commit group made the next group fault its buffers in
-  again). With the oneDNN cache off its peak follows the batch budget, not the dataset.
+  to the OS if more than ``FAST_KEEP_FREE`` (256 MiB) of them are free; a smaller free heap is
+  kept for the process's next run, which would fault the same pages in again (trimming after
+  every commit group made the next group fault its buffers in again). With the oneDNN cache off
+  its peak follows the batch budget, not the dataset.
 * ``bounded``: threshold fixed at 1 MiB, so every large buffer is mapped and unmapped per
   forward pass: the lowest peak, at the price of the page faults (the default until issue 19,
   when the oneDNN cache still fragmented a heap that reused buffers).
@@ -55,6 +57,7 @@ both (``run.allocator``, ``run.onednn_primitive_cache``).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import sys
@@ -68,6 +71,7 @@ ONEDNN_CACHE_ENV = "ONEDNN_PRIMITIVE_CACHE_CAPACITY"
 ONEDNN_CACHE_ENVS = (ONEDNN_CACHE_ENV, "DNNL_PRIMITIVE_CACHE_CAPACITY")  # oneDNN reads either (ONEDNN_ first)
 FAST_THRESHOLD = 1 << 30  # bytes: every activation buffer is reused from the heap
 BOUNDED_THRESHOLD = 1 << 20  # bytes: buffers above it are returned to the OS when freed
+FAST_KEEP_FREE = 256 << 20  # bytes: under fast, a run that ends with at most this much free heap keeps it
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameter numbers
 _state: dict[str, Any] = {}
 
@@ -96,6 +100,8 @@ def _libc() -> Any | None:
         libc = ctypes.CDLL("libc.so.6")
         libc.mallopt.argtypes, libc.mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
         libc.malloc_trim.argtypes, libc.malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
+        with contextlib.suppress(AttributeError):  # glibc 2.33+
+            libc.mallinfo2.argtypes, libc.mallinfo2.restype = [], _MallInfo2
     except (OSError, AttributeError):  # not glibc (musl, …)
         return None
     return libc
@@ -126,10 +132,34 @@ def tune_allocator(policy: str | None = None) -> str:
     return policy
 
 
-def release_free_memory() -> None:
-    """Under ``fast``: give the heap's free pages back to the OS (called once, when a run ends)."""
-    if _state.get("policy") == "fast":
-        _state["libc"].malloc_trim(0)
+class _MallInfo2(ctypes.Structure):
+    """glibc's ``struct mallinfo2`` (glibc 2.33+): the heap's totals, in bytes."""
+
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                                                     "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def free_heap_bytes() -> int | None:
+    """The bytes glibc's heap holds free (``mallinfo2().fordblks``); None outside glibc 2.33+ or before tuning."""
+    mallinfo2 = getattr(_state.get("libc"), "mallinfo2", None)
+    return None if mallinfo2 is None else int(mallinfo2().fordblks)
+
+
+def release_free_memory(keep_free: int = FAST_KEEP_FREE) -> bool:
+    """Under ``fast``, when a run ends: give the heap's free pages back to the OS if it holds more
+    than ``keep_free`` bytes free (always where glibc cannot say); whether it trimmed.
+
+    A heap that holds less is kept for the next run of the process (a study's next method, a
+    benchmark's next round): trimming it cost ~6 ms a run, and the next run's first forward passes
+    faulted the same pages in again (tiny-bert ``stereoset-mlm`` ~20 ms a run in all, ~50 MB free).
+    """
+    if _state.get("policy") != "fast":
+        return False
+    free = free_heap_bytes()
+    if free is not None and free <= keep_free:
+        return False
+    _state["libc"].malloc_trim(0)
+    return True
 
 
 def limit_onednn_cache() -> str:

@@ -129,8 +129,8 @@ class RunSettings:
              "the GPUs (then CPU memory); masked and causal LMs")
     allocator: Allocator = _option(
         factory=allocator_from_environment, choices=get_args(Allocator),
-        help="host allocator policy: fast (freed buffers reused, trimmed when the run ends; with oneDNN's "
-             "primitive cache off its peak follows batch_tokens), bounded (large buffers re-mapped every "
+        help="host allocator policy: fast (freed buffers reused; a free heap over 256 MiB trimmed when the run "
+             "ends; with oneDNN's primitive cache off its peak follows batch_tokens), bounded (large buffers re-mapped every "
              "forward pass: the lowest peak, slower) or off (glibc's own)",
         shown_default="$STEREOSET_EVAL_MALLOC_TUNING, else fast")
     share_masked_inputs: ShareMaskedInputs = _option(

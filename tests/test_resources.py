@@ -197,6 +197,27 @@ def test_allocator_policy_when_scoring_starts(value, expected):
     assert done.stdout.split() == [expected, expected]  # applied once, then remembered
 
 
+def test_fast_policy_keeps_a_small_free_heap_for_the_next_run():
+    """fast trims at a run's end only when more than the kept free heap is free; other policies never trim."""
+    import platform
+
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc" or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        pytest.skip("the tuning applies to glibc only")
+    code = ("import sys\n"
+            "from stereoset_eval.scoring.memory import FAST_KEEP_FREE, free_heap_bytes, release_free_memory, tune_allocator\n"
+            "print(tune_allocator(sys.argv[1]))\n"
+            "blocks = [bytearray(64 << 10) for _ in range(1024)]; del blocks[::2]  # 32 MiB freed inside the heap\n"
+            "free = free_heap_bytes()\n"
+            "print(free is not None and 32 << 20 <= free < FAST_KEEP_FREE, release_free_memory(), "
+            "release_free_memory(keep_free=1 << 40), release_free_memory(keep_free=0))\n")
+    env = {k: v for k, v in os.environ.items() if k != "STEREOSET_EVAL_MALLOC_TUNING"}
+    for policy, expected in (("fast", "fast True False False True"), ("off", "off True False False False")):
+        done = subprocess.run([sys.executable, "-c", code, policy], cwd=REPO, env=env, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == expected.split()
+
+
 def _env_with_onednn(env_extra: dict[str, str]) -> dict[str, str]:
     """This process's environment without either oneDNN cache variable, plus ``env_extra``."""
     from stereoset_eval.scoring.memory import ONEDNN_CACHE_ENVS

@@ -83,10 +83,11 @@ class RequestTable:
             lengths = self.lengths
             total = int(lengths.sum())
             width = int(lengths.max()) if len(lengths) else 0
-            rows = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-            cols = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
             ids = np.full((len(lengths), width), -1, dtype=np.int64)
-            ids[rows, cols] = np.fromiter(itertools.chain.from_iterable(map(_IDS, self.inputs)), dtype=np.int64, count=total)
+            # a boolean mask of each row's first lengths[k] cells, filled in row-major order: the ids
+            # in input order (a third of the time of indexing by row and column arrays, issue 35)
+            ids[np.arange(width) < lengths[:, None]] = np.fromiter(
+                itertools.chain.from_iterable(map(_IDS, self.inputs)), dtype=np.int64, count=total)
             types = None
             if any(map(operator.is_not, map(_TYPES, self.inputs), itertools.repeat(None))):
                 types = np.zeros((len(lengths), width), dtype=np.int64)

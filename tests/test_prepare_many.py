@@ -55,8 +55,23 @@ def test_prepare_many_raises_the_first_unit_error(models_dir, intra):
     short = dataclasses.replace(good, id="short", sentences=type(good.sentences)([Sentence("short:0", "Too short", "stereotype")]))
     units = METHOD.units([good, short, good], options)
     for run in (lambda: [METHOD.prepare(u, tok, options) for u in units],
-                lambda: METHOD.prepare_many(units, tok, options)):
+                lambda: METHOD.prepare_many(units, tok, options),
+                lambda: METHOD.prepare_table(units, tok, options)):
         with tok.memoized({}), pytest.raises(ScoringError, match="item short .*cannot find the template word"):
+            run()
+
+
+def test_an_input_without_the_mask_is_refused_on_every_path(models_dir, intra, monkeypatch):
+    """A mask id no encoded input holds: each path raises prepare's error for the first unit."""
+    tok = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu").tokenizer
+    options = METHOD.resolve(tok, METHOD.validate_options({}))
+    units = METHOD.units(intra[:3], options)
+    real = tok.special_id
+    monkeypatch.setattr(tok, "special_id", lambda attr: 10**9 if attr == "mask" else real(attr))
+    for run in (lambda: [METHOD.prepare(u, tok, options) for u in units],
+                lambda: METHOD.prepare_many(units, tok, options),
+                lambda: METHOD.prepare_table(units, tok, options)):
+        with tok.memoized({}), pytest.raises(ScoringError, match=f"item {intra[0].id} .*no mask token in the encoded input"):
             run()
 
 

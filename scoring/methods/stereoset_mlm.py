@@ -180,10 +180,10 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
     """:func:`prepare_many` as the rows of one :class:`~stereoset_eval.scoring.table.RequestTable`
     (the same requests and state, the same first error): the engine runs them as arrays.
 
-    Each attribute word, each prefix decode and each distinct masked context is made, encoded,
-    searched for its mask and interned once; the table's columns are then made from the units'
-    masked contexts and word ids with C-level maps, not a Python loop per request (issue 35: 13,464
-    requests of StereoSet dev). Any unit prepare refuses sends the run through :func:`prepare_many`'s
+    Each attribute word, each prefix decode and each distinct masked context is made, encoded and
+    interned once, and each distinct input searched for its mask once; the table's columns are then
+    made from the units' masked contexts and word ids with C-level maps, not a Python loop per
+    request (issue 35: 13,464 requests of StereoSet dev). Any unit prepare refuses sends the run through :func:`prepare_many`'s
     path, which raises prepare's first error in unit order.
     """
     if not _can_batch(tok):
@@ -211,13 +211,15 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
     flat = [context.replace("BLANK", prefix) for context, text in zip(contexts, texts) for prefix in prefixes[text]]
     distinct = list(dict.fromkeys(flat))
     encoded = tok.encoded_unkept(distinct, special=True)  # only this run reads them, once each
-    if not all(map(operator.contains, encoded, itertools.repeat(mask_id))):
-        return _refused(units, tok, options)
-    # masked context -> its first mask position (as the reference reads it), and its input's code:
-    # interned by ids (two texts may encode alike), codes in order of first use
-    mask_at = dict(zip(distinct, map(operator.methodcaller("index", mask_id), encoded)))
+    # masked context -> its input's code: interned by ids (two texts may encode alike), codes in
+    # order of first use; each input's first mask position (as the reference reads it), where
+    # every input has one (else the unit's error, through prepare's path)
     index: dict[tuple[int, ...], int] = {}
     first = list(map(index.setdefault, encoded, itertools.count()))
+    try:
+        mask_at = np.fromiter(map(operator.methodcaller("index", mask_id), index), dtype=np.int64, count=len(index))
+    except ValueError:
+        return _refused(units, tok, options)
     inputs: list[InputKey] = [(ids, None) for ids in index]
     if len(index) == len(encoded):
         code_of = dict(zip(distinct, range(len(distinct))))
@@ -229,8 +231,8 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
     counts = np.fromiter(map(len, word_ids), dtype=np.int64, count=len(units))
     unit_requests = np.zeros(len(units) + 1, dtype=np.int64)
     np.cumsum(counts, out=unit_requests[1:])
-    table = RequestTable(inputs, np.fromiter(map(code_of.__getitem__, flat), dtype=np.int64, count=n),
-                         np.fromiter(map(mask_at.__getitem__, flat), dtype=np.int64, count=n),
+    g_input = np.fromiter(map(code_of.__getitem__, flat), dtype=np.int64, count=n)
+    table = RequestTable(inputs, g_input, mask_at[g_input],
                          np.fromiter(itertools.chain.from_iterable(word_ids), dtype=np.int64, count=n),
                          np.arange(n + 1, dtype=np.int64), unit_requests)
     return TableRowsPrepared(table, {"word": words, "word_ids": word_ids})

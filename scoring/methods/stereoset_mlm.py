@@ -183,8 +183,8 @@ def prepare_table(units: Sequence[UnitSpec], tok: TokenizerView, options: Mappin
     Each attribute word, each prefix decode and each distinct masked context is made, encoded and
     interned once, and each distinct input searched for its mask once; the table's columns are then
     made from the units' masked contexts and word ids with C-level maps, not a Python loop per
-    request (issue 35: 13,464 requests of StereoSet dev). Any unit prepare refuses sends the run through :func:`prepare_many`'s
-    path, which raises prepare's first error in unit order.
+    request (issue 35: 13,464 requests of StereoSet dev). Any unit prepare refuses sends the run
+    through :func:`prepare_many`'s path, which raises prepare's first error in unit order.
     """
     if not _can_batch(tok):
         return [prepare(unit, tok, options) for unit in units]

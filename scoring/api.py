@@ -198,7 +198,7 @@ def _score_items(items: Iterable[Item], *, model: str, method: str, options: Map
             cache.close()
         release_free_memory()  # fast: the heap's free pages go back to the OS once the run is over
     records = _records(items, units, results)
-    hits = sum(len(u.sentence_ids) for u, k in zip(units, keys) if k in cached)
+    hits = sum(len(u.sentence_ids) for u, k in zip(units, keys) if k in cached) if cached else 0
     stats = {"hits": hits, "computed": len(records) - hits}
     provenance = _provenance(spec, given, resolved, backend, items, records, stats, settings=settings,
                              last_layer=scorer.last_layer, allocator=allocator_in_effect, onednn_cache=onednn_cache,

@@ -249,9 +249,11 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     oom = out_of_memory_errors()
     results: list[list[SentenceResult] | None] = [
         [SentenceResult.from_json(d) for d in cached[k]] if k in cached else None for k in keys]
-    n_sentences = sum(len(u.sentence_ids) for u in units)
-    done = sum(len(u.sentence_ids) for u, r in zip(units, results) if r is not None)
-    bar = _progress_bar(n_sentences, done, method.name) if progress else None
+    bar = None
+    if progress:
+        n_sentences = sum(len(u.sentence_ids) for u in units)
+        done = sum(len(u.sentence_ids) for u, r in zip(units, results) if r is not None)
+        bar = _progress_bar(n_sentences, done, method.name)
 
     def finish(launch: _Launch) -> None:
         """Reduce each of the launch's groups, commit it, and advance the bar."""
@@ -352,7 +354,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     finally:
         if bar is not None:
             bar.close()
-    assert all(r is not None for r in results)
+    assert None not in results
     return results  # type: ignore[return-value]
 
 

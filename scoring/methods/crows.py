@@ -23,6 +23,7 @@ their models and generalises to any model. ``True``/``False`` force it.
 from __future__ import annotations
 
 import difflib
+import functools
 import operator
 from typing import Any, Mapping, Sequence
 
@@ -177,7 +178,7 @@ def reduce_rows(columns: Mapping[str, Sequence[Any]], rows: Sequence[int], flats
     log-probabilities (the first sentence's ``n`` copies, then the second's): per sentence, the sum
     of its ``n`` values added one by one as metric.py adds them, rounded as the option says."""
     digits = options["round_ndigits"]
-    of = SentenceResult.of
+    of, add_up, add = SentenceResult.of, functools.reduce, operator.add
     ids_of, templates, counts = columns["ids"], columns["template"], columns["n"]
     out = []
     for i, lps_pair in zip(rows, flats):
@@ -185,9 +186,7 @@ def reduce_rows(columns: Mapping[str, Sequence[Any]], rows: Sequence[int], flats
         results = []
         for side in (0, 1):
             lps = tuple(lps_pair[side * n:(side + 1) * n])
-            total = 0.0
-            for lp in lps:  # metric.py adds .item() floats one by one
-                total += lp
+            total = add_up(add, lps, 0.0)  # metric.py adds .item() floats one by one, in this order
             positions = templates[i][side][1:-1]
             results.append(of(round(total, digits) if digits is not None else total, n,
                               tuple(map(ids_of[i][side].__getitem__, positions)), lps,

@@ -261,7 +261,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             values = group.values
             todo = group.todo
             if rows_reduce is not None:  # the group's units at once, each unit's values as one list
-                flats = space.flats(todo, values)  # type: ignore[union-attr]
+                flats = space.flats(todo)  # type: ignore[union-attr]
                 reduced = rows_reduce(space.columns, todo, flats, options)  # type: ignore[union-attr]
             else:
                 reduced = [method.reduce(units[i], prepared[i], space.outputs(i, values), options) for i in todo]

@@ -152,8 +152,8 @@ class CopyRows:
         # code -> the code of the same masked input, for copies of two sentences that are one input
         # (CopyTable.representatives); empty where every copy is its own input. Commit groups count
         # such copies once (a unit's keys), as the general path does, and batches run them as one row.
-        distinct = np.unique(codes)
-        self._slots = np.searchsorted(distinct, codes)  # each copy's place among the distinct codes
+        distinct = self._codes = np.unique(codes)
+        self._slots = self._slots_of(codes)  # each copy's place among the distinct codes
         representatives = table.representatives(distinct)
         moved = representatives != distinct
         self.alias = dict(zip(distinct[moved].tolist(), representatives[moved].tolist()))
@@ -162,7 +162,6 @@ class CopyRows:
             keys = representatives[self._slots].tolist()
             self.unit_keys = [keys[a:b] for a, b in zip(cuts, cuts[1:])]
         # the value of each distinct code, and whether it is known (read back, or computed before)
-        self._codes = distinct
         self._values = np.zeros(len(distinct), dtype=np.float64)  # float32 values, exact
         self._known = np.zeros(len(distinct), dtype=bool)
         if share:
@@ -271,7 +270,7 @@ class CopyRows:
         """The units' states as columns (``Method.reduce_rows``), made once a run."""
         return _state_columns(self.prepared)
 
-    def flats(self, todo: Sequence[int], values: Mapping[Any, Any]) -> list[list[float]]:
+    def flats(self, todo: Sequence[int]) -> list[list[float]]:
         """Each of the units ``todo``'s copies' values in copy order (``outputs`` flattened), one list
         a unit: the values of all of them gathered and made Python floats in one call (issue 35)."""
         return _cut_by_unit(self._unit_values(todo), todo, self._cuts)
@@ -480,10 +479,10 @@ class TableRows:
         if shared is not None:
             shared.update(zip(self._shared_keys(batch.entries), batch_values.tolist()))
 
-    def flats(self, todo: Sequence[int], values: Mapping[Any, Any]) -> list[list[float]]:
+    def flats(self, todo: Sequence[int]) -> list[list[float]]:
         """Each of the units ``todo``'s gathers' values in request order (``outputs`` flattened), one
-        list a unit: the values of all of them made Python floats in one call (``values`` only marks
-        the rows read: the values are kept per gather of the table)."""
+        list a unit: the values of all of them made Python floats in one call (the values are kept
+        per gather of the table)."""
         from stereoset_eval.scoring.table import unit_entries
 
         return _cut_by_unit(self._values[unit_entries(self.table, todo)].tolist(), todo, self._offsets)

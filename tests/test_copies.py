@@ -210,15 +210,15 @@ def test_copy_rows_read_what_runs_before_them_kept_and_never_reduce_an_unread_va
     rows = first.merge(range(len(units)))
     assert len(first.reuse(rows, {}, {}, RunStats())) == len(rows)  # nothing known yet
     with pytest.raises(AssertionError, match="before it was read back"):
-        first.flats([0], {})
+        first.flats([0])
     launch = FakeScorer(backend).launch
     for batch in first.batches(rows, 2048, 64):
         first.read(batch, launch(batch), {}, None)
-    expected = first.flats(list(range(len(units))), {})
+    expected = first.flats(list(range(len(units))))
     second = CopyRows(prepared, table, share=True)  # the next method of the run on the same table
     stats = RunStats()
     assert len(second.reuse(second.merge(range(len(units))), {}, {}, stats)) == 0
     assert stats.rows_reused == len(rows)
-    assert second.flats(list(range(len(units))), {}) == expected
+    assert second.flats(list(range(len(units)))) == expected
     alone = CopyRows(prepared, table)  # sharing off: the table's values are not read
     assert len(alone.reuse(rows, {}, {}, RunStats())) == len(rows)

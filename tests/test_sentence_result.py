@@ -194,9 +194,9 @@ def test_unit_spec_of_makes_the_object_the_constructor_makes():
 
 
 def test_records_are_one_per_sentence_in_item_order_with_the_results_fields():
-    """``_records`` made as columns equals one record per (unit sentence, result) made one by one:
-    scores made floats (an int or None score too), ``extra`` copied, item order kept; a unit
-    with fewer results than sentences keeps the one-by-one path."""
+    """``_records`` makes one record per (unit sentence, result), in item order: scores made floats
+    (an int or None score too), ``extra`` copied; a unit with fewer results than sentences gives
+    records for the results it has."""
     import math
 
     from types import SimpleNamespace

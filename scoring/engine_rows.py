@@ -32,7 +32,7 @@ from stereoset_eval.scoring.copies import CopyBatch, CopyTable
 from stereoset_eval.scoring.methods.base import Prepared, TableRowsPrepared
 from stereoset_eval.scoring.table import RequestTable
 from stereoset_eval.scoring.requests import (
-    BatchRow, batch_cuts, group_units, merge_requests, plan_batches, plan_groups,
+    BatchRow, batch_cuts, group_coded_units, merge_requests, plan_batches, plan_groups,
 )
 
 
@@ -143,9 +143,8 @@ class CopyRows:
         copy_starts = np.zeros(len(copies) + 1, dtype=np.int64)  # where each copies' codes start
         np.cumsum(_lengths(copies), out=copy_starts[1:])
         self._unit_offsets = copy_starts[np.concatenate(([0], np.cumsum(per_unit)))]  # where each unit's codes start
-        cuts = self._cuts = self._unit_offsets.tolist()
-        code_list = codes.tolist()
-        self.unit_codes: list[list[int]] = [code_list[a:b] for a, b in zip(cuts, cuts[1:])]
+        self._cuts = self._unit_offsets.tolist()
+        self._codes_in_order = codes
         longest = np.zeros(len(unit_copies), dtype=np.int64)
         np.maximum.at(longest, owner, _lengths(list(map(operator.attrgetter("input_ids"), copies))))
         self.unit_lengths: list[int] = longest.tolist()
@@ -157,10 +156,8 @@ class CopyRows:
         representatives = table.representatives(distinct)
         moved = representatives != distinct
         self.alias = dict(zip(distinct[moved].tolist(), representatives[moved].tolist()))
-        self.unit_keys = self.unit_codes
-        if self.alias:
-            keys = representatives[self._slots].tolist()
-            self.unit_keys = [keys[a:b] for a, b in zip(cuts, cuts[1:])]
+        # each copy's key for grouping: its slot, or its input's representative's (one input counted once)
+        self._key_slots = self._slots_of(representatives[self._slots]) if self.alias else self._slots
         # the value of each distinct code, and whether it is known (read back, or computed before)
         self._values = np.zeros(len(distinct), dtype=np.float64)  # float32 values, exact
         self._known = np.zeros(len(distinct), dtype=bool)
@@ -172,6 +169,12 @@ class CopyRows:
                 self._values[found] = values[at[found]]
                 self._known[found] = True
             table.keep_values(distinct, self._values, self._known)  # filled as this run reads its batches
+
+    @property
+    def unit_codes(self) -> list[list[int]]:
+        """Each unit's copies' codes, in order (a unit's copies, then the next unit's)."""
+        codes, cuts = self._codes_in_order.tolist(), self._cuts
+        return [codes[a:b] for a, b in zip(cuts, cuts[1:])]
 
     def _slots_of(self, codes: Any) -> Any:
         """The places of ``codes`` (codes of this run) among the run's distinct codes."""
@@ -185,7 +188,7 @@ class CopyRows:
         return bool(prepared) and all(p.copies is not None for p in prepared)
 
     def groups(self, batch_tokens: int, items: Sequence[Hashable] | None, overhead_tokens: int) -> list[list[int]]:
-        return group_units(self.unit_lengths, self.unit_keys, batch_tokens, items)
+        return group_coded_units(self.unit_lengths, self._key_slots, self._unit_offsets, batch_tokens, items)
 
     def merge(self, todo: Sequence[int]) -> Any:
         """The distinct codes of the units ``todo``' copies (sorted), gathered with array operations."""
@@ -350,7 +353,7 @@ class TableRows:
         """Plan the run's batches; the units grouped by the batch of their last input, in batch order
         (``items`` is not needed: an input several units share runs once in any case). Where one more
         pass costs less than a budget of tokens (``overhead_tokens < batch_tokens``), the request
-        path's groups instead (:func:`~stereoset_eval.scoring.requests.group_units`, ``items``
+        path's groups instead (:func:`~stereoset_eval.scoring.requests.group_coded_units`, ``items``
         together), each cut into its own batches."""
         import numpy as np
 
@@ -358,10 +361,7 @@ class TableRows:
         g_input = table.g_input
         if overhead_tokens < batch_tokens:
             self._plan = None
-            codes = g_input.tolist()
-            offsets = self._offsets
-            unit_keys = [codes[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
-            return group_units(table.unit_longest().tolist(), unit_keys, batch_tokens, items)
+            return group_coded_units(table.unit_longest().tolist(), g_input, table.unit_offsets, batch_tokens, items)
         used = _first_use(g_input)
         ordered = used[np.argsort(table.lengths[used], kind="stable")]
         cuts = batch_cuts(table.lengths[ordered].tolist(), batch_tokens, overhead_tokens=overhead_tokens)

@@ -12,7 +12,7 @@ Pure Python: no torch here, so planning is testable without a model.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Hashable, Iterable, Sequence, cast
+from typing import AbstractSet, Any, Hashable, Iterable, Sequence, cast
 
 InputKey = tuple[tuple[int, ...], "tuple[int, ...] | None"]
 Gather = tuple[int, int]
@@ -343,29 +343,88 @@ def group_units(lengths: Sequence[int], unit_keys: Sequence[Iterable[Hashable]],
     >>> group_units([2, 4, 2], [["a"], ["b"], ["a"]], 4)
     [[0, 2], [1]]
     """
-    if items is None:
-        blocks = [[i] for i in range(len(lengths))]
+    blocks = _blocks(len(lengths), items)
+    block_keys = [set(unit_keys[block[0]]) if len(block) == 1 else {k for i in block for k in unit_keys[i]}
+                  for block in blocks]
+    return _grouped(blocks, [max(lengths[i] for i in block) for block in blocks], [0] * len(blocks), block_keys,
+                    batch_tokens)
+
+
+def group_coded_units(lengths: Sequence[int], keys: Any, offsets: Any, batch_tokens: int,
+                      items: Sequence[Hashable] | None = None) -> list[list[int]]:
+    """:func:`group_units` where the keys are ints: unit ``i``'s are ``keys[offsets[i]:offsets[i + 1]]``
+    (int64 arrays), as masked copies' codes are. The same groups, with fewer set operations: a key
+    that occurs once in the run can be new to no group but its unit's, so each unit's such keys are
+    only counted (with array operations); the loop keeps a set of the others alone (issue 35: ~8 of
+    ~9 ms a CrowS-Pairs method's grouping took).
+
+    >>> import numpy as np
+    >>> group_coded_units([2, 4, 2], np.array([7, 8, 7]), np.array([0, 1, 2, 3]), 4)
+    [[0, 2], [1]]
+    """
+    import numpy as np
+
+    keys = np.asarray(keys, dtype=np.int64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    if len(keys) and keys.min() >= 0 and keys.max() < 4 * len(keys):  # small ints (slots): counted directly
+        once = np.bincount(keys)[keys] == 1
     else:
-        by_item: dict[Hashable, list[int]] = {}
-        for i, item in enumerate(items):
-            by_item.setdefault(item, []).append(i)
-        blocks = list(by_item.values())
-    block_lengths = [max(lengths[i] for i in block) for block in blocks]
+        _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+        once = counts[inverse.reshape(-1)] == 1  # a key no other unit (and no other copy of its own) has
+    before = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum(once, out=before[1:])
+    private = (before[offsets[1:]] - before[offsets[:-1]]).tolist()  # per unit: its keys that occur once
+    shared: list[set[int]] = [_NO_KEYS] * (len(offsets) - 1)  # per unit: its other keys (mostly none)
+    at = np.flatnonzero(~once)
+    for unit, key in zip((np.searchsorted(offsets, at, side="right") - 1).tolist(), keys[at].tolist()):
+        if shared[unit] is _NO_KEYS:
+            shared[unit] = set()
+        shared[unit].add(key)
+    if items is None:  # each unit a block of its own
+        return _grouped([[i] for i in range(len(lengths))], lengths, private, shared, batch_tokens)
+    blocks = _blocks(len(lengths), items)
+    return _grouped(blocks, [max(lengths[i] for i in block) for block in blocks],
+                    [sum(private[i] for i in block) for block in blocks],
+                    [set().union(*(shared[i] for i in block)) for block in blocks], batch_tokens)
+
+
+_NO_KEYS: frozenset[Any] = frozenset()
+
+
+def _blocks(n_units: int, items: Sequence[Hashable] | None) -> list[list[int]]:
+    """The units visited together: each alone, or (``items``) every unit of one item, in unit order."""
+    if items is None:
+        return [[i] for i in range(n_units)]
+    by_item: dict[Hashable, list[int]] = {}
+    for i, item in enumerate(items):
+        by_item.setdefault(item, []).append(i)
+    return list(by_item.values())
+
+
+def _grouped(blocks: Sequence[list[int]], block_lengths: Sequence[int], block_private: Sequence[int],
+             block_keys: Sequence[AbstractSet[Hashable]], batch_tokens: int) -> list[list[int]]:
+    """The grouping rule of :func:`group_units`: blocks visited shortest first (by their longest
+    input), a block joining the current group while the group's distinct inputs still fit in
+    ``batch_tokens`` padded tokens. A block's distinct inputs are its ``block_private`` ones, which
+    no other block has, and ``block_keys``."""
     order = sorted(range(len(blocks)), key=block_lengths.__getitem__)
     groups: list[list[int]] = []
     current: list[int] = []
     keys: set[Hashable] = set()
-    max_len = 0
+    n_keys = max_len = 0
     for b in order:
-        block = blocks[b]
-        block_keys = set(unit_keys[block[0]]) if len(block) == 1 else {k for i in block for k in unit_keys[i]}
+        new_keys = block_keys[b]
         new_len = max(max_len, block_lengths[b])
-        if current and padded_cost(len(keys) + len(block_keys - keys), new_len) > batch_tokens:
+        n_new = block_private[b] + (len(new_keys - keys) if new_keys else 0)
+        if current and padded_cost(n_keys + n_new, new_len) > batch_tokens:
             groups.append(current)
-            current, keys = [], set()
+            current, keys, n_keys = [], set(), 0
             new_len = block_lengths[b]
-        current += block
-        keys |= block_keys
+            n_new = block_private[b] + len(new_keys)
+        current += blocks[b]
+        if new_keys:
+            keys |= new_keys
+        n_keys += n_new
         max_len = new_len
     if current:
         groups.append(current)

@@ -12,7 +12,7 @@ from stereoset_eval.scoring.engine_rows import CopyRows, RequestRows
 from stereoset_eval.scoring.methods import get_method
 from stereoset_eval.scoring.methods.base import Prepared
 from stereoset_eval.scoring.methods.pll import mask_sets, mask_spans
-from stereoset_eval.scoring.requests import merge_requests
+from stereoset_eval.scoring.requests import group_coded_units, group_units, merge_requests
 
 MASKED_METHODS = ("pll", "pll-word-l2r", "crows-nangia")
 
@@ -115,6 +115,27 @@ def test_shared_values_are_reused_by_code_only_with_the_table_that_made_them(cro
     assert stats.rows_computed == 0 and stats.rows_reused > 0
     alone, alone_stats = _run(*crows, launch, shared={})
     assert alone == reused and alone_stats.rows_computed > 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_grouping_int_keys_with_arrays_gives_the_groups_of_the_set_rule(seed):
+    """group_coded_units counts the keys that occur once instead of keeping them in a set: the same
+    groups as group_units, with keys shared across units, repeated within a unit, items that join
+    units, empty units, and keys that are large codes or small slots."""
+    rng = np.random.default_rng(seed)
+    n_units = int(rng.integers(1, 60))
+    pool = int(rng.integers(5, 400))  # few distinct keys: many shared; many: mostly once
+    unit_keys = [rng.integers(0, pool, size=int(rng.integers(0, 12))).tolist() for _ in range(n_units)]
+    lengths = rng.integers(1, 40, size=n_units).tolist()
+    offsets = np.concatenate(([0], np.cumsum([len(k) for k in unit_keys]))).astype(np.int64)
+    flat = np.array([k for keys in unit_keys for k in keys], dtype=np.int64)
+    items = [f"item{int(i)}" for i in rng.integers(0, max(1, n_units // 2), size=n_units)]
+    for budget in (8, 40, 200, 2000):
+        for given in (None, items):
+            expected = group_units(lengths, unit_keys, budget, given)
+            assert group_coded_units(lengths, flat, offsets, budget, given) == expected
+            assert group_coded_units(lengths, (flat << 40) | 7, offsets, budget, given) == expected  # codes: not slots
+    assert sorted(i for g in group_coded_units(lengths, flat, offsets, 40) for i in g) == list(range(n_units))
 
 
 def test_equal_hashes_never_merge_unequal_inputs(monkeypatch):

@@ -1,5 +1,6 @@
-"""``crows-nangia``'s shared positions: the one-replaced-span shortcut gives exactly what
-metric.py's ``difflib.SequenceMatcher`` gives, on random pairs and on every real CrowS-Pairs pair."""
+"""``crows-nangia``'s shared positions: the one-replaced-span shortcut and the int-list search of
+difflib's matching blocks give exactly what metric.py's ``difflib.SequenceMatcher`` gives, on
+random pairs and on every real CrowS-Pairs pair."""
 
 from __future__ import annotations
 
@@ -32,6 +33,13 @@ def test_the_shortcut_agrees_with_difflib_on_random_pairs(a: list[int], b: list[
     assert crows.shared_positions(a, b) == metric_py_span(a, b)
     fast = crows._one_replaced_span(a, b)
     assert fast is None or fast == metric_py_span(a, b)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(tokens, tokens)
+def test_the_int_search_agrees_with_difflib_on_random_pairs(a: list[int], b: list[int]) -> None:
+    """Every pair, not only those the shortcut leaves: ties between equally long blocks, repeats, empty sides."""
+    assert crows._matching_positions(a, b) == metric_py_span(a, b)
 
 
 @settings(max_examples=300, deadline=None)
@@ -75,6 +83,8 @@ def test_every_crows_pair_aligns_as_metric_py_does(crows_items, models_dir) -> N
         for unit in crows.units(crows_items, {}):
             t1, t2 = unit.inputs["sent1"], unit.inputs["sent2"]
             ids1, ids2 = (tok.encode(t.lower() if lower else t, special=True) for t in (t1, t2))
-            assert crows.shared_positions(ids1, ids2) == metric_py_span(list(ids1), list(ids2)), unit.key
+            expected = metric_py_span(list(ids1), list(ids2))
+            assert crows.shared_positions(ids1, ids2) == expected, unit.key
+            assert crows._matching_positions(ids1, ids2) == expected, unit.key
             shortcut += crows._one_replaced_span(ids1, ids2) is not None
     assert shortcut > len(crows_items)  # most pairs (of 3,016 encodings) take the shortcut

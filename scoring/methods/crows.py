@@ -72,6 +72,8 @@ def shared_positions(ids1: Sequence[int], ids2: Sequence[int]) -> tuple[list[int
     fast = _one_replaced_span(ids1, ids2)
     if fast is not None:
         return fast
+    if len(ids2) < AUTOJUNK_FROM:
+        return _matching_positions(ids1, ids2)
     seq1, seq2 = [str(x) for x in ids1], [str(x) for x in ids2]
     template1: list[int] = []
     template2: list[int] = []
@@ -114,6 +116,51 @@ def _one_replaced_span(a: Sequence[int], b: Sequence[int]) -> tuple[list[int], l
     if not span_a or not span_b or not set(span_a).isdisjoint(b) or not set(span_b).isdisjoint(a):
         return None
     return [*range(p), *range(la - s, la)], [*range(p), *range(lb - s, lb)]
+
+
+def _matching_positions(a: Sequence[int], b: Sequence[int]) -> tuple[list[int], list[int]]:
+    """difflib's "equal" positions for a ``b`` shorter than :data:`AUTOJUNK_FROM` (so no entry is
+    junk or popular): ``SequenceMatcher.get_matching_blocks``' search, written for int lists
+    (issue 35: ~2x faster than difflib with its string tokens, objects and opcodes; a quarter of
+    CrowS-Pairs' pairs need it). The longest block of a range (the earliest in ``a``, then in ``b``,
+    among equals), then the same left and right of it; the blocks' positions in order.
+
+    >>> _matching_positions([2, 10, 11, 3], [2, 11, 3])
+    ([0, 2, 3], [0, 1, 2])
+    """
+    where: dict[int, list[int]] = {}
+    for j, x in enumerate(b):
+        where.setdefault(x, []).append(j)
+    blocks = []
+    queue = [(0, len(a), 0, len(b))]
+    while queue:
+        alo, ahi, blo, bhi = queue.pop()
+        best_i, best_j, best = alo, blo, 0
+        run: dict[int, int] = {}  # j -> length of the match ending at (i - 1, j)
+        for i in range(alo, ahi):
+            next_run = {}
+            for j in where.get(a[i], ()):
+                if j < blo:
+                    continue
+                if j >= bhi:
+                    break
+                k = next_run[j] = run.get(j - 1, 0) + 1
+                if k > best:
+                    best_i, best_j, best = i - k + 1, j - k + 1, k
+            run = next_run
+        if best:
+            blocks.append((best_i, best_j, best))
+            if alo < best_i and blo < best_j:
+                queue.append((alo, best_i, blo, best_j))
+            if best_i + best < ahi and best_j + best < bhi:
+                queue.append((best_i + best, ahi, best_j + best, bhi))
+    blocks.sort()
+    template1: list[int] = []
+    template2: list[int] = []
+    for i, j, k in blocks:
+        template1 += range(i, i + k)
+        template2 += range(j, j + k)
+    return template1, template2
 
 
 def prepare(unit: UnitSpec, tok: TokenizerView, options: Mapping[str, Any]) -> Prepared:

@@ -84,6 +84,37 @@ def test_copies_path_equals_one_request_per_copy_on_the_fake_model(method, crows
         assert sum(per_group) < sum(len(space.unit_codes[i]) for g in groups for i in g)
 
 
+@pytest.mark.parametrize("method", MASKED_METHODS)
+def test_a_run_without_commits_reduces_its_units_once_with_the_same_results(method, crows_items):
+    """With nothing to commit (no cache) and no device to overlap, the engine reduces every unit in
+    one reduction at the end; with a commit, group by group. The same results either way, and the
+    commits still come group by group."""
+    from dataclasses import replace
+
+    from stereoset_eval.scoring.fake import FakeScorer, load_fake_backend
+
+    backend = load_fake_backend("fake:masked", kind="masked")
+    spec, options, units, prepared = _prepared(method, crows_items[:40], backend)
+    calls: list[int] = []
+
+    def counted(columns, rows, flats, opts):
+        calls.append(len(rows))
+        return spec.reduce_rows(columns, rows, flats, opts)
+
+    counting = replace(spec, reduce_rows=counted)
+    launch = FakeScorer(backend).launch
+    once, _ = _run(counting, options, units, prepared, launch)
+    assert calls == [len(units)]
+    calls.clear()
+    commits: list[int] = []
+    by_group, stats = _run(counting, options, units, prepared, launch, commit=lambda fresh: commits.append(len(fresh)))
+    assert len(calls) == len(commits) > 1 and sum(commits) == len(units)
+    assert by_group == once
+    calls.clear()
+    overlapped, _ = _run(counting, options, units, prepared, launch, overlap=True)  # CUDA: reduced while the next group runs
+    assert len(calls) > 1 and overlapped == once
+
+
 def test_copies_path_on_a_real_model_equals_the_general_path_to_float32_noise(models_dir, crows_items):
     from stereoset_eval.scoring.backends import load_backend
     from stereoset_eval.scoring.scorers import Scorer

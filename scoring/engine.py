@@ -270,7 +270,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
         else:
             reduced = [method.reduce(units[i], prepared[i], space.outputs(i, values), options) for i in todo]
         # through JSON, so a computed result equals the same result read from the cache
-        reduced = SentenceResult.through_json_units(reduced)
+        reduced = SentenceResult.through_json_units(reduced, fresh_lists=method.fresh_lists)
         for i, result in zip(todo, reduced):
             results[i] = result
         if commit is not None:

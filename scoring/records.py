@@ -99,17 +99,19 @@ class SentenceResult:
         return out
 
     @staticmethod
-    def through_json_units(units: list[list["SentenceResult"]]) -> list[list["SentenceResult"]]:
+    def through_json_units(units: list[list["SentenceResult"]], *,
+                           fresh_lists: bool = False) -> list[list["SentenceResult"]]:
         """:meth:`through_json` of each unit's results: where every result of every unit already is
         what the cache reads back (:func:`_read_back_form`, checked with C-level loops over all of
         them at once) the units' lists as they are, else each unit's through :meth:`through_json`
         (issue 35: the per-result checks cost 15 ms of a fixture model's StereoSet run). Where the
         only lists are flat lists of scalars in ``extra`` (``crows-nangia``'s positions), each result
         is rebuilt with copies of those lists, as :func:`_as_read_back` rebuilds it, without its
-        per-result checks (issue 35: 21 ms of a CrowS-Pairs run)."""
+        per-result checks (issue 35: 21 ms of a CrowS-Pairs run); where the method made those lists
+        for these results alone (``fresh_lists``: :attr:`~stereoset_eval.scoring.methods.base.Method.fresh_lists`), as they are."""
         flat = [r for results in units for r in results]
         form = _read_back_form(flat)
-        if form == "as is":
+        if form == "as is" or (form == "copy lists" and fresh_lists):
             return units
         if form == "copy lists":
             return [[_with_list_copies(r) for r in results] for results in units]

@@ -175,6 +175,32 @@ def test_through_json_units_copies_the_lists_of_scalars_in_extra_and_equals_each
     assert got[1][0].extra["positions"] is not held[1]
 
 
+def test_through_json_units_keeps_lists_a_method_made_for_each_result_and_still_checks_the_rest():
+    """``fresh_lists`` (crows-nangia's): its lists of scalars are kept as they are, since no one else
+    holds them; a result that is not plain (a tuple in extra) still takes its round trip."""
+    units = [[SentenceResult(score=-1.5, n_tokens=3, extra={"unrounded": -1.5, "positions": [1, 2, 3]})], [PLAIN[0]]]
+    got = SentenceResult.through_json_units(units, fresh_lists=True)
+    assert got is units
+    assert all(_same(a, _by_text(b)) for unit_in, unit_out in zip(units, got) for a, b in zip(unit_out, unit_in))
+    odd = [[SentenceResult(score=-1.0, n_tokens=1, extra={"positions": (1, 2)})]]
+    got = SentenceResult.through_json_units(odd, fresh_lists=True)
+    assert got[0][0].extra["positions"] == [1, 2] and _same(got[0][0], _by_text(odd[0][0]))
+
+
+def test_crows_nangia_makes_each_results_positions_anew():
+    """What crows-nangia's fresh_lists promises: no two results, and not the pair's state, share a list."""
+    from stereoset_eval.scoring.methods import get_method
+
+    spec = get_method("crows-nangia")
+    assert spec.fresh_lists
+    template = ([0, 1, 2, 3], [0, 1, 2, 3])
+    columns = {"ids": [([2, 10, 11, 3], [2, 10, 12, 3])] * 2, "template": [template] * 2, "n": [2, 2]}
+    reduced = spec.reduce_rows(columns, [0, 1], [[-1.0, -2.0, -1.5, -2.5]] * 2, {"round_ndigits": 3})
+    lists = [r.extra["positions"] for unit in reduced for r in unit]
+    assert lists[0] == [1, 2] and len({id(x) for x in lists}) == 4
+    assert all(x is not t for x in lists for t in template)
+
+
 @pytest.mark.parametrize("extra", [{"positions": [1, (2, 3)]}, {"positions": [[1]]}, {"positions": (1, 2)},
                                    {"positions": [1, 2], "nested": {"a": 1}}])
 def test_through_json_units_with_other_containers_in_extra_takes_each_results_round_trip(extra):

@@ -215,9 +215,12 @@ class Method:
             (:attr:`TableRowsPrepared.columns`, or made from each unit's state), the units'
             indices, and each one's gathers' log-probabilities as one list in request order
             (``outputs`` flattened). Units prepared as one request table (``prepare_table``) or
-            as masked copies (``Prepared.copies``) are handed over a commit group at a time, in
-            one call, without an object per unit or a cut of its values per request. Must
-            return, per unit, what ``reduce`` returns.
+            as masked copies (``Prepared.copies``) are handed over a commit group at a time (the
+            whole run at once where nothing is committed), in one call, without an object per
+            unit or a cut of its values per request. Must return, per unit, what ``reduce`` returns.
+        fresh_lists: ``reduce`` and ``reduce_rows`` make every list they put in a result's ``extra``
+            anew, for that result alone (crows-nangia's ``positions``), so the read-back that makes
+            a computed result equal to a cached one need not copy them (~10 ms a CrowS-Pairs run).
         item_shares_inputs: the units of one item share forward inputs (StereoSet's three options
             share their first masked context), so the engine keeps them in one commit group and
             runs a shared input once (:func:`~stereoset_eval.scoring.requests.plan_groups`'s
@@ -244,6 +247,7 @@ class Method:
     prepare_table: Callable[[Sequence[UnitSpec], TokenizerView, Mapping[str, Any]], Sequence[Prepared]] | None = None
     reduce_rows: Callable[[Mapping[str, Sequence[Any]], Sequence[int], Sequence[list[float]], Mapping[str, Any]],
                           list[list[SentenceResult]]] | None = None
+    fresh_lists: bool = False
 
     def validate_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         """Defaults filled in; unknown names and bad values raise :class:`ScoringError`."""

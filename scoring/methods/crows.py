@@ -234,7 +234,7 @@ def reduce_rows(columns: Mapping[str, Sequence[Any]], rows: Sequence[int], flats
         for side in (0, 1):
             lps = tuple(lps_pair[side * n:(side + 1) * n])
             total = add_up(add, lps, 0.0)  # metric.py adds .item() floats one by one, in this order
-            positions = templates[i][side][1:-1]
+            positions = templates[i][side][1:-1]  # a new list, this result's alone (METHOD.fresh_lists)
             results.append(of(round(total, digits) if digits is not None else total, n,
                               tuple(map(ids_of[i][side].__getitem__, positions)), lps,
                               {"unrounded": total, "positions": positions}))
@@ -265,4 +265,5 @@ METHOD = Method(
     resolve=resolve,
     prepare_many=prepare_many,
     reduce_rows=reduce_rows,
+    fresh_lists=True,  # each result's positions: a slice of its template made for it (reduce_rows)
 )

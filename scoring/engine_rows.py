@@ -158,6 +158,7 @@ class CopyRows:
         self.alias = dict(zip(distinct[moved].tolist(), representatives[moved].tolist()))
         # each copy's key for grouping: its slot, or its input's representative's (one input counted once)
         self._key_slots = self._slots_of(representatives[self._slots]) if self.alias else self._slots
+        self._merged: dict[int, tuple[list[int], Any]] = {}  # groups' merges, made with the groups
         # the value of each distinct code, and whether it is known (read back, or computed before)
         self._values = np.zeros(len(distinct), dtype=np.float64)  # float32 values, exact
         self._known = np.zeros(len(distinct), dtype=bool)
@@ -188,14 +189,38 @@ class CopyRows:
         return bool(prepared) and all(p.copies is not None for p in prepared)
 
     def groups(self, batch_tokens: int, items: Sequence[Hashable] | None, overhead_tokens: int) -> list[list[int]]:
-        return group_coded_units(self.unit_lengths, self._key_slots, self._unit_offsets, batch_tokens, items)
+        """The commit groups, with every group's :meth:`merge` made at once (one sort for the run
+        instead of one per group: ~6 of ~10 ms a CrowS-Pairs method)."""
+        plans = group_coded_units(self.unit_lengths, self._key_slots, self._unit_offsets, batch_tokens, items)
+        self._merged = self._merge_all(plans)
+        return plans
+
+    def _merge_all(self, plans: Sequence[list[int]]) -> dict[int, tuple[list[int], Any]]:
+        """Each group's first unit -> (its units, :meth:`merge` of them)."""
+        import numpy as np
+
+        n_units, n_codes = len(self.unit_lengths), len(self._codes)
+        if not plans or not n_codes:
+            return {}
+        group_of = np.empty(n_units, dtype=np.int64)
+        for k, plan in enumerate(plans):
+            group_of[plan] = k
+        copies_of_group = np.repeat(group_of, np.diff(self._unit_offsets))
+        pairs = np.unique(copies_of_group * n_codes + self._slots)  # (group, slot): sorted by group, then code
+        cuts = np.searchsorted(pairs // n_codes, np.arange(len(plans) + 1)).tolist()
+        codes = self._codes[pairs % n_codes]
+        return {plan[0]: (plan, codes[a:b]) for plan, a, b in zip(plans, cuts, cuts[1:]) if plan}
 
     def merge(self, todo: Sequence[int]) -> Any:
-        """The distinct codes of the units ``todo``' copies (sorted), gathered with array operations."""
+        """The distinct codes of the units ``todo``' copies (sorted), gathered with array operations
+        (made by :meth:`groups` where ``todo`` is a whole group)."""
         import numpy as np
 
         from stereoset_eval.scoring.table import offsets_entries
 
+        made = self._merged.get(todo[0]) if todo else None
+        if made is not None and made[0] == todo:
+            return made[1]
         return np.unique(self._codes[self._slots[offsets_entries(self._unit_offsets, todo)]])
 
     def join(self, parts: Sequence[Any]) -> Any:

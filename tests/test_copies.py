@@ -169,6 +169,24 @@ def test_grouping_int_keys_with_arrays_gives_the_groups_of_the_set_rule(seed):
     assert sorted(i for g in group_coded_units(lengths, flat, offsets, 40) for i in g) == list(range(n_units))
 
 
+@pytest.mark.parametrize("method", MASKED_METHODS)
+def test_merges_made_with_the_groups_are_each_groups_distinct_codes(method, crows_items):
+    """CopyRows.groups makes every group's merge in one sort; a group's merge (and that of part of
+    a group, as when some of its units were cached) is the sorted distinct codes of its copies."""
+    from stereoset_eval.scoring.fake import load_fake_backend
+
+    backend = load_fake_backend("fake:masked", kind="masked")
+    _, _, _, prepared = _prepared(method, crows_items[:80], backend)
+    space = CopyRows(prepared, CopyTable())
+    groups = space.groups(512, None, 64)
+    assert len(groups) > 3
+    codes = space.unit_codes
+    for plan in groups:
+        for todo in (plan, plan[1:], plan[:1]):
+            if todo:
+                assert space.merge(list(todo)).tolist() == sorted({c for i in todo for c in codes[i]})
+
+
 def test_equal_hashes_never_merge_unequal_inputs(monkeypatch):
     table = CopyTable()
     a = MaskedCopies((2, 10, 11, 3), (1, 2), (2, 3), mask_id=4)

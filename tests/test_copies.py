@@ -30,6 +30,20 @@ def test_masked_copies_are_the_requests_they_stand_for_and_check_their_spans():
     assert len(MaskedCopies((2, 3), (), (), mask_id=4).requests()) == 0  # a pair with no shared token
 
 
+def test_unchecked_copies_are_checked_by_the_table_that_codes_them_and_by_their_requests():
+    """MaskedCopies.unchecked skips the per-object checks; a table coding a run's copies checks every
+    span at once (the same error), and requests() checks its own."""
+    good = MaskedCopies.unchecked((2, 10, 11, 3), (1, 2), (3, 3), mask_id=4)
+    assert good == MaskedCopies((2, 10, 11, 3), (1, 2), (3, 3), mask_id=4)
+    assert CopyTable().codes_of([good]).tolist() == CopyTable().codes_of([MaskedCopies((2, 10, 11, 3), (1, 2), (3, 3), mask_id=4)]).tolist()
+    for starts, stops in (((1,), (1,)), ((0,), (6,)), ((-1,), (1,)), ((2, 1), (3, 1)), ((1, 2), (2,)), ((1,), (2, 3))):
+        bad = MaskedCopies.unchecked((2, 10, 11, 12, 3), starts, stops, mask_id=4)
+        with pytest.raises(ValueError, match="as long as each other|non-empty and inside"):
+            CopyTable().codes_of([good, bad])
+        with pytest.raises(ValueError, match="as long as each other|non-empty and inside"):
+            bad.requests()
+
+
 def test_mask_spans_are_the_mask_sets_or_none_where_a_word_is_split():
     words = [None, 0, 0, 0, 1, 2, 2, None]
     positions = [1, 2, 3, 4, 5, 6]

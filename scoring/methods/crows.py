@@ -189,7 +189,7 @@ def _prepared(ids1: list[int], ids2: list[int], mask_id: int) -> Prepared:
     copies = []  # each sentence's copies as one array request (issue 35), the first's then the second's
     for ids, template in ((ids1, template1), (ids2, template2)):
         positions = tuple(template[1:-1])  # first/last template entries: CLS and SEP
-        copies.append(MaskedCopies(tuple(ids), positions, tuple(p + 1 for p in positions), mask_id=mask_id))
+        copies.append(MaskedCopies.unchecked(tuple(ids), positions, tuple(p + 1 for p in positions), mask_id=mask_id))
     n = max(len(template1) - 2, 0)  # no shared token: both sums are 0.0, as in metric.py
     return Prepared(state={"ids": (ids1, ids2), "template": (template1, template2), "n": n}, copies=tuple(copies))
 

@@ -106,7 +106,7 @@ def _prepared(name: str, within_word_l2r: bool, unit: UnitSpec, encoded: tuple[S
     state = {"token_ids": [ids[p] for p in positions]}
     spans = mask_spans(positions, word_ids, within_word_l2r=within_word_l2r)
     if spans is not None:  # every mask one run of positions: the copies as one array request (issue 35)
-        return Prepared(state=state, copies=(MaskedCopies(tuple(ids), spans[0], spans[1], mask_id=mask_id),))
+        return Prepared(state=state, copies=(MaskedCopies.unchecked(tuple(ids), spans[0], spans[1], mask_id=mask_id),))
     requests = []  # a word whose pieces are not side by side: one request per copy
     for p, masked_set in zip(positions, mask_sets(positions, word_ids, within_word_l2r=True)):
         copy = list(ids)

@@ -110,9 +110,31 @@ def test_nsp_pair_input_segments():
     ([2, 10, 11, 3], [1, 0, 0, 1], {2, 3, 0}, [1, 2]),
     ([2, 10, 3, 11, 3], [1, 0, 0, 0, 1], {2, 3, 0}, [1, 3]),  # a SEP id inside the text: minicons skips it
     ([10, 11], [0, 0], set(), [0, 1]),
+    ([2, 10, 11, 3], [1, 1, 0, 1], {2, 3, 0}, [2]),  # a special token inside
+    ([2, 10, 11, 3], [1, 0, 0, 0], {2, 3, 0}, [1, 2]),  # the SEP id unmarked: skipped by its id
+    ([2, 3], [1, 1], {2, 3, 0}, []),
+    ([7], [0], set(), [0]),
+    ([], [], set(), []),
 ])
 def test_pll_scored_positions(ids, special, excluded, expected):
     assert scored_positions(ids, special, excluded) == expected
+    assert scored_positions(tuple(ids), tuple(special), frozenset(excluded)) == expected
+
+
+def test_pll_scored_positions_equal_the_rule_on_random_masks():
+    """The shortcut for specials at both ends only gives minicons' rule on every shape."""
+    import random
+
+    rng = random.Random(0)
+    for _ in range(3000):
+        n = rng.randint(0, 8)
+        ids = [rng.randint(0, 5) for _ in range(n)]
+        special = [rng.choice([0, 0, 0, 1]) for _ in range(n)]
+        if n > 1 and rng.random() < 0.5:
+            special[0] = special[-1] = 1
+        excluded = set(rng.sample(range(6), rng.randint(0, 3)))
+        expected = [i for i in range(n) if not special[i] and ids[i] not in excluded]
+        assert scored_positions(ids, special, excluded) == expected
 
 
 @pytest.mark.parametrize("positions, word_ids, l2r, expected", [

@@ -14,7 +14,7 @@ last scored position, as in minicons. Per-token values are kept in the records.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import AbstractSet, Any, Mapping, Sequence
 
 from stereoset_eval.scoring.methods.base import (
     Method, Prepared, SentenceResult, UnitSpec, accepts_any_sentences, single_sentence_units, unit_error,
@@ -28,12 +28,18 @@ PLL = "pll"
 PLL_WORD = "pll-word-l2r"
 
 
-def scored_positions(ids: Sequence[int], special_mask: Sequence[int], excluded_ids: set[int]) -> list[int]:
+def scored_positions(ids: Sequence[int], special_mask: Sequence[int], excluded_ids: AbstractSet[int]) -> list[int]:
     """Positions that are scored: not special, and not a CLS/SEP/PAD id (minicons).
 
     >>> scored_positions([2, 10, 11, 3], [1, 0, 0, 1], {2, 3, 0})
     [1, 2]
+    >>> scored_positions([2, 10, 3, 3], [1, 0, 0, 1], {2, 3, 0})
+    [1]
     """
+    n = len(ids)
+    if n > 1 and special_mask[0] and special_mask[-1] and special_mask.count(0) == n - 2 \
+            and excluded_ids.isdisjoint(ids[1:n - 1]):
+        return list(range(1, n - 1))  # the common shape, checked in C: special tokens at both ends only
     return [i for i, (t, s) in enumerate(zip(ids, special_mask)) if not s and t not in excluded_ids]
 
 

@@ -156,6 +156,7 @@ class CopyRows:
         representatives = table.representatives(distinct)
         moved = representatives != distinct
         self.alias = dict(zip(distinct[moved].tolist(), representatives[moved].tolist()))
+        self._representatives = representatives  # per distinct code (itself where no other is its input)
         # each copy's key for grouping: its slot, or its input's representative's (one input counted once)
         self._key_slots = self._slots_of(representatives[self._slots]) if self.alias else self._slots
         self._merged: dict[int, tuple[list[int], Any]] = {}  # groups' merges, made with the groups
@@ -250,14 +251,13 @@ class CopyRows:
         import numpy as np
 
         table = self.table
-        codes = rows.tolist() if self.alias else []
-        if self.alias.keys().isdisjoint(codes):  # every copy its own input
+        representatives = self._representatives[self._slots_of(rows)] if self.alias else rows
+        if representatives is rows or bool((representatives == rows).all()):  # every copy its own input
             lengths = table.lengths(rows)
             order = np.argsort(lengths, kind="stable")
             ordered = rows[order]
             return [CopyBatch(table, ordered[start:stop])
                     for start, stop in batch_cuts(lengths[order].tolist(), batch_tokens, overhead_tokens=overhead_tokens)]
-        representatives = np.array([self.alias.get(c, c) for c in codes], dtype=np.int64)
         inputs, row_of = np.unique(representatives, return_inverse=True)
         lengths = table.lengths(inputs)
         order = np.argsort(lengths, kind="stable")

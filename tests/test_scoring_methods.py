@@ -171,6 +171,50 @@ def test_plan_batches(lengths, budget, expected):
     assert [[len(r.input_ids) for r in b] for b in plan_batches(rows, budget)] == expected
 
 
+def _cuts_row_by_row(lengths, budget, overhead):
+    """batch_cuts as it was written before its segments were found in C: the boundaries by a loop
+    over the rows, then the same dynamic programme (the oracle for the plan, which must not move)."""
+    ends = [i + 1 for i in range(len(lengths)) if i + 1 == len(lengths) or lengths[i + 1] != lengths[i]]
+    starts = [0] + ends
+    best = [0.0] + [float("inf")] * len(ends)
+    cut = [0] * (len(ends) + 1)
+    for j in range(1, len(ends) + 1):
+        length = lengths[ends[j - 1] - 1]
+        per_batch = max(1, budget // length)
+        for i in range(j):
+            n = ends[j - 1] - starts[i]
+            cost = best[i] + n * length + -(-n // per_batch) * overhead
+            if cost < best[j]:
+                best[j], cut[j] = cost, i
+    segments, j = [], len(ends)
+    while j:
+        segments.append((starts[cut[j]], ends[j - 1], lengths[ends[j - 1] - 1]))
+        j = cut[j]
+    out = []
+    for start, stop, length in reversed(segments):
+        per_batch = max(1, budget // length)
+        out.extend((k, min(stop, k + per_batch)) for k in range(start, stop, per_batch))
+    return out
+
+
+def test_batch_cuts_make_the_plan_of_the_row_by_row_version_on_random_lengths():
+    """The same cut points as the row-by-row version, on lists and on arrays; every row once, in order."""
+    import random
+
+    import numpy as np
+
+    from stereoset_eval.scoring.requests import batch_cuts
+
+    rng = random.Random(0)
+    for _ in range(400):
+        lengths = sorted(rng.randint(1, 12) for _ in range(rng.randint(0, 40)))
+        budget, overhead = rng.choice([1, 4, 16, 40, 200]), rng.choice([0, 3, 64, 9216])
+        cuts = batch_cuts(lengths, budget, overhead_tokens=overhead)
+        assert cuts == _cuts_row_by_row(lengths, budget, overhead)
+        assert cuts == batch_cuts(np.array(lengths, dtype=np.int64), budget, overhead_tokens=overhead)
+        assert [i for c in cuts for i in range(*c)] == list(range(len(lengths)))
+
+
 def test_plan_batches_rejects_a_zero_budget():
     with pytest.raises(ValueError):
         plan_batches([], 0)

@@ -385,7 +385,7 @@ def _read(launch: _Launch, shared: dict[Any, float] | None) -> _Launch:
     values = launch.groups[0].values if len(launch.groups) == 1 else {}
     for batch, launched in launch.launched:
         launch.space.read(batch, launched, values, shared)
-    if len(launch.groups) > 1:
+    if len(launch.groups) > 1 and not launch.space.keeps_values:
         for group in launch.groups:
             for key in group.to_run:
                 group.values[key] = values[key]

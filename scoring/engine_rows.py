@@ -43,6 +43,8 @@ class Counter(Protocol):
 class RequestRows:
     """Rows as merged :class:`BatchRow` objects, for every method."""
 
+    keeps_values = False  # a group's values are what reuse and outputs read
+
     def __init__(self, prepared: Sequence[Prepared]) -> None:
         self.prepared = prepared
 
@@ -272,14 +274,14 @@ class CopyRows:
             out.append(CopyBatch(table, inputs[order[start:stop]], gathers[lo:hi], gather_rank[lo:hi] - start))
         return out
 
+    keeps_values = True  # a group's values are never read: reuse, flats and outputs read the arrays
+
     def read(self, batch: Any, launched: Any, values: dict[Any, Any], shared: dict[Any, float] | None) -> None:
-        """A launched :class:`CopyBatch`'s values into the run's arrays, by code (``values`` only
-        marks the rows read; with sharing on, the table holds the arrays for later runs)."""
-        codes = batch.read_codes
-        slots = self._slots_of(codes)
+        """A launched :class:`CopyBatch`'s values into the run's arrays, by code (``values`` is left
+        as it is: :attr:`keeps_values`; with sharing on, the table holds the arrays for later runs)."""
+        slots = self._slots_of(batch.read_codes)
         self._values[slots] = _values_array(launched)
         self._known[slots] = True
-        values.update(dict.fromkeys(codes.tolist()))
 
     def _unit_values(self, todo: Sequence[int]) -> list[float]:
         """The values of the units ``todo``'s copies, unit by unit in copy order, as one list."""
@@ -349,6 +351,8 @@ class TableRows:
     as the request path keys them, ``((input ids, token type ids), position, target)``, so either
     path reuses the other's; rows that reuse leaves are cut as the request path cuts a group's rows.
     """
+
+    keeps_values = False  # a group's values mark the rows read
 
     def __init__(self, prepared: Sequence[Prepared]) -> None:
         import numpy as np

@@ -242,14 +242,21 @@ class CopyTable:
         same = ranked[1:] == ranked[:-1]
         if not same.any():  # the common case: every copy is its own input
             return codes
-        # codes whose hash another code shares: their inputs compared exactly, all at once (equal
-        # inputs hash alike, so no two codes of different hashes can be one input)
+        # codes whose hash another code shares: their inputs compared exactly, all at once, each with
+        # the first of its run of equal hashes (equal inputs hash alike, so no two codes of different
+        # hashes can be one input; where a run holds unequal inputs, the rows are sorted instead)
         shared_hash = np.zeros(len(ranked), dtype=bool)
         shared_hash[1:] |= same
         shared_hash[:-1] |= same
         candidates = order[shared_hash]
-        _, input_of = np.unique(self._masked_inputs(codes[candidates]), axis=0, return_inverse=True)
-        input_of = input_of.reshape(-1)
+        hashes = ranked[shared_hash]
+        first_of_run = np.ones(len(hashes), dtype=bool)
+        first_of_run[1:] = hashes[1:] != hashes[:-1]
+        input_of = np.cumsum(first_of_run) - 1  # the run of equal hashes each candidate is in
+        inputs = self._masked_inputs(codes[candidates])
+        if not (inputs == inputs[np.flatnonzero(first_of_run)[input_of]]).all():  # a collision: sort them out
+            _, input_of = np.unique(inputs, axis=0, return_inverse=True)
+            input_of = input_of.reshape(-1)
         smallest = np.full(int(input_of.max()) + 1, np.iinfo(np.int64).max, dtype=np.int64)
         np.minimum.at(smallest, input_of, codes[candidates])
         out = codes.copy()

@@ -8,6 +8,7 @@ look the units up in the cache, run the rest in batches, and assemble records an
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import operator
 import os
@@ -223,10 +224,13 @@ def _check_items(spec: Method, items: list[Item]) -> None:
 
 
 def _check_lengths(spec: Method, units: list[UnitSpec], prepared: Sequence[Prepared], max_length: int, model: str) -> None:
-    from stereoset_eval.scoring.engine_rows import TableRows
+    from stereoset_eval.scoring.engine_rows import CopyRows, TableRows
 
     if TableRows.applies(prepared) and int(prepared[0].table.unit_longest().max(initial=0)) <= max_length:  # type: ignore[union-attr]
         return  # one request table for the run: its longest input at once
+    if CopyRows.applies(prepared) and max(map(len, map(operator.attrgetter("input_ids"), itertools.chain.from_iterable(
+            p.copies or () for p in prepared))), default=0) <= max_length:
+        return  # masked copies: the run's longest sentence at once
     too_long = [(u, p.longest) for u, p in zip(units, prepared) if p.longest > max_length]
     if too_long:
         shown = ", ".join(f"{', '.join(u.sentence_ids)} ({n} tokens)" for u, n in too_long[:5])

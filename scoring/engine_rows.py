@@ -130,6 +130,8 @@ class CopyRows:
     57,000 codes computed before them (issue 35: ~45 ms of dict lookups and inserts a study).
     """
 
+    keeps_values = True  # a group's values are never read: reuse, flats and outputs read the arrays
+
     def __init__(self, prepared: Sequence[Prepared], table: CopyTable, *, share: bool = False) -> None:
         """Every copy interned and coded with array operations (issue 35: 45,000 copies a CrowS-Pairs
         method), then cut into one list of codes per unit."""
@@ -273,8 +275,6 @@ class CopyRows:
             lo, hi = (int(k) for k in gather_rank.searchsorted([start, stop]))
             out.append(CopyBatch(table, inputs[order[start:stop]], gathers[lo:hi], gather_rank[lo:hi] - start))
         return out
-
-    keeps_values = True  # a group's values are never read: reuse, flats and outputs read the arrays
 
     def read(self, batch: Any, launched: Any, values: dict[Any, Any], shared: dict[Any, float] | None) -> None:
         """A launched :class:`CopyBatch`'s values into the run's arrays, by code (``values`` is left

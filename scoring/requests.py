@@ -377,12 +377,13 @@ def group_coded_units(lengths: Sequence[int], keys: Any, offsets: Any, batch_tok
     before = np.zeros(len(keys) + 1, dtype=np.int64)
     np.cumsum(once, out=before[1:])
     private = (before[offsets[1:]] - before[offsets[:-1]]).tolist()  # per unit: its keys that occur once
-    shared: list[set[int]] = [_NO_KEYS] * (len(offsets) - 1)  # per unit: its other keys (mostly none)
     at = np.flatnonzero(~once)
+    others: dict[int, set[int]] = {}  # unit -> its other keys, for the units that have any
     for unit, key in zip((np.searchsorted(offsets, at, side="right") - 1).tolist(), keys[at].tolist()):
-        if shared[unit] is _NO_KEYS:
-            shared[unit] = set()
-        shared[unit].add(key)
+        others.setdefault(unit, set()).add(key)
+    shared: list[AbstractSet[int]] = [_NO_KEYS] * (len(offsets) - 1)
+    for unit, unit_keys in others.items():
+        shared[unit] = unit_keys
     if items is None:  # each unit a block of its own
         return _grouped([[i] for i in range(len(lengths))], lengths, private, shared, batch_tokens)
     blocks = _blocks(len(lengths), items)

@@ -171,34 +171,30 @@ def test_plan_batches(lengths, budget, expected):
     assert [[len(r.input_ids) for r in b] for b in plan_batches(rows, budget)] == expected
 
 
-def _cuts_row_by_row(lengths, budget, overhead):
-    """batch_cuts as it was written before its segments were found in C: the boundaries by a loop
-    over the rows, then the same dynamic programme (the oracle for the plan, which must not move)."""
-    ends = [i + 1 for i in range(len(lengths)) if i + 1 == len(lengths) or lengths[i + 1] != lengths[i]]
-    starts = [0] + ends
-    best = [0.0] + [float("inf")] * len(ends)
-    cut = [0] * (len(ends) + 1)
-    for j in range(1, len(ends) + 1):
-        length = lengths[ends[j - 1] - 1]
-        per_batch = max(1, budget // length)
-        for i in range(j):
-            n = ends[j - 1] - starts[i]
-            cost = best[i] + n * length + -(-n // per_batch) * overhead
-            if cost < best[j]:
-                best[j], cut[j] = cost, i
-    segments, j = [], len(ends)
-    while j:
-        segments.append((starts[cut[j]], ends[j - 1], lengths[ends[j - 1] - 1]))
-        j = cut[j]
-    out = []
-    for start, stop, length in reversed(segments):
-        per_batch = max(1, budget // length)
-        out.extend((k, min(stop, k + per_batch)) for k in range(start, stop, per_batch))
-    return out
+def _cuts_top_down(lengths, budget, overhead):
+    """The cheapest plan, worked out top-down: the last segment of whole lengths chosen first (ties:
+    the one that starts earliest), each segment run as full batches padded to its longest row."""
+    import functools
+
+    ends = [i + 1 for i, (a, b) in enumerate(zip(lengths, list(lengths[1:]) + [None])) if a != b]
+    start_of = [0] + ends
+
+    @functools.lru_cache(maxsize=None)
+    def cheapest(j):  # (cost, segments) of the rows before ends[j - 1]
+        if j == 0:
+            return 0, ()
+        stop, width = ends[j - 1], lengths[ends[j - 1] - 1]
+        per = max(1, budget // width)
+        cost, i = min((cheapest(i)[0] + (stop - start_of[i]) * width + -(-(stop - start_of[i]) // per) * overhead, i)
+                      for i in range(j))
+        return cost, cheapest(i)[1] + ((start_of[i], stop, per),)
+
+    return [(k, min(stop, k + per)) for start, stop, per in cheapest(len(ends))[1] for k in range(start, stop, per)]
 
 
-def test_batch_cuts_make_the_plan_of_the_row_by_row_version_on_random_lengths():
-    """The same cut points as the row-by-row version, on lists and on arrays; every row once, in order."""
+def test_batch_cuts_make_the_cheapest_plan_on_random_lengths():
+    """The cut points of the cheapest plan worked out top-down (so they did not move when the runs of
+    lengths came to be found in C), on lists and on arrays; every row once, in order."""
     import random
 
     import numpy as np
@@ -210,7 +206,7 @@ def test_batch_cuts_make_the_plan_of_the_row_by_row_version_on_random_lengths():
         lengths = sorted(rng.randint(1, 12) for _ in range(rng.randint(0, 40)))
         budget, overhead = rng.choice([1, 4, 16, 40, 200]), rng.choice([0, 3, 64, 9216])
         cuts = batch_cuts(lengths, budget, overhead_tokens=overhead)
-        assert cuts == _cuts_row_by_row(lengths, budget, overhead)
+        assert cuts == _cuts_top_down(lengths, budget, overhead)
         assert cuts == batch_cuts(np.array(lengths, dtype=np.int64), budget, overhead_tokens=overhead)
         assert [i for c in cuts for i in range(*c)] == list(range(len(lengths)))
 

@@ -159,10 +159,10 @@ class CopyTable:
         total = int(spans.sum())
         starts = np.fromiter(itertools.chain.from_iterable(map(operator.attrgetter("starts"), copies)), dtype=np.int64, count=total)
         stops = np.fromiter(itertools.chain.from_iterable(every_stops), dtype=np.int64, count=total)
-        # every span checked at once (the copies may be MaskedCopies.unchecked)
-        lengths = np.repeat(self.arrays()[1][indexes], spans) if total else stops
-        if total and not ((starts >= 0) & (stops > starts) & (stops <= lengths)).all():
-            raise ValueError("every span must be non-empty and inside the input")
+        if total:  # every span checked at once (the copies may be MaskedCopies.unchecked)
+            lengths = np.repeat(self.arrays()[1][indexes], spans)
+            if not ((starts >= 0) & (stops > starts) & (stops <= lengths)).all():
+                raise ValueError("every span must be non-empty and inside the input")
         return (np.repeat(indexes, spans) << (2 * SPAN_BITS)) | (starts << SPAN_BITS) | stops
 
     def keep_values(self, codes: Any, values: Any, known: Any) -> None:

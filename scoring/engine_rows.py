@@ -152,17 +152,15 @@ class CopyRows:
         longest = np.zeros(len(unit_copies), dtype=np.int64)
         np.maximum.at(longest, owner, _lengths(list(map(operator.attrgetter("input_ids"), copies))))
         self.unit_lengths: list[int] = longest.tolist()
-        # code -> the code of the same masked input, for copies of two sentences that are one input
-        # (CopyTable.representatives); empty where every copy is its own input. Commit groups count
-        # such copies once (a unit's keys), as the general path does, and batches run them as one row.
+        # per distinct code, the code of the same masked input (CopyTable.representatives: itself where
+        # no other copy is its input; copies of two sentences can be one input). Commit groups count
+        # such copies once (their grouping keys), as the general path does, and batches run them as one row.
         distinct = self._codes = np.unique(codes)
         self._slots = self._slots_of(codes)  # each copy's place among the distinct codes
-        representatives = table.representatives(distinct)
-        moved = representatives != distinct
-        self.alias = dict(zip(distinct[moved].tolist(), representatives[moved].tolist()))
-        self._representatives = representatives  # per distinct code (itself where no other is its input)
+        self._representatives = table.representatives(distinct)
+        self._aliased = bool((self._representatives != distinct).any())  # some copies share an input
         # each copy's key for grouping: its slot, or its input's representative's (one input counted once)
-        self._key_slots = self._slots_of(representatives[self._slots]) if self.alias else self._slots
+        self._key_slots = self._slots_of(self._representatives[self._slots]) if self._aliased else self._slots
         self._merged: dict[int, tuple[list[int], Any]] = {}  # groups' merges, made with the groups
         # the value of each distinct code, and whether it is known (read back, or computed before)
         self._values = np.zeros(len(distinct), dtype=np.float64)  # float32 values, exact
@@ -255,7 +253,7 @@ class CopyRows:
         import numpy as np
 
         table = self.table
-        representatives = self._representatives[self._slots_of(rows)] if self.alias else rows
+        representatives = self._representatives[self._slots_of(rows)] if self._aliased else rows
         if representatives is rows or bool((representatives == rows).all()):  # every copy its own input
             lengths = table.lengths(rows)
             order = np.argsort(lengths, kind="stable")

@@ -12,7 +12,7 @@ import itertools
 import json
 import operator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from stereoset_eval.scoring.records import ScoringError
 
@@ -80,6 +80,13 @@ class TokenizerView:
         return str(self.tokenizer.convert_ids_to_tokens(int(tid)))
 
     # --- derived facts ----------------------------------------------------------------------
+    def fact(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A fact about the tokenizer worked out by ``compute`` once per view (a module's own facts,
+        such as :func:`~stereoset_eval.scoring.mask_splice.splice_rule`)."""
+        if key not in self._facts:
+            self._facts[key] = compute()
+        return self._facts[key]
+
     @property
     def lowercases(self) -> bool:
         """True if the tokenizer folds case (an "uncased" model): probed, not read from a name."""

@@ -1,0 +1,146 @@
+"""Encodings of a masked context with a few word pieces before the mask, spliced, not re-encoded.
+
+StereoSet's masked-LM scoring encodes, for every piece ``i`` of an attribute word,
+``before + prefix_i + mask + after`` (the context with ``BLANK`` replaced). For two tokenizer
+families the ids of such a text are, provably, the ids of ``before + mask + after`` with the ids of
+one short text put right before the mask:
+
+* **WordPiece with BERT's normaliser and pre-tokeniser** (BERT, DistilBERT, ...): the text is cut
+  at the mask (an added token, matched first), each side is normalised char by char (for ASCII:
+  control characters removed, case folded) and split on whitespace and at every punctuation
+  character, then each word is encoded alone. When ``before`` is empty or ends with a space or an
+  ASCII punctuation character, no word spans ``before | prefix``: the ids are ``ids(before) +
+  ids(prefix) + [mask] + ids(after)``. The short text is the prefix.
+* **Byte-level BPE without a prefix space** (RoBERTa, ...) whose mask token strips the
+  whitespace on its left (``lstrip``): with ``before = X + W`` (``W`` the trailing spaces, ``X``
+  empty or ending in a non-whitespace character), the mask takes ``W`` when nothing is between,
+  so ``before + mask`` encodes as ``ids(X) + [mask]``. With a prefix that does not end in
+  whitespace, the left side is ``X + W + prefix``; GPT-2's split pattern never matches across the
+  whitespace that follows a non-whitespace character (a space only ever starts a match), so it
+  splits into ``X``'s words, then ``W + prefix``'s, each encoded alone. The short text is ``W + prefix``.
+
+Both need the Rust pipeline to be what runs (:meth:`TokenizerView.direct_backend`), an exact
+configuration read from the tokenizer (anything else: no splicing), and no added token's content
+in ``before + prefix`` (which could cut it elsewhere). Where any condition fails, the caller
+encodes the whole text. ``tests/test_mask_splice.py`` checks the splices against whole encodings on
+every StereoSet dev context and on random texts built to break them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from stereoset_eval.scoring.tokenization import TokenizerView
+
+WORDPIECE = "wordpiece"
+BYTE_LEVEL = "byte-level"
+_WORD_ENDS = frozenset(" " + string.punctuation)  # BERT's pre-tokeniser splits after each, for ASCII
+_CONTRACTIONS = frozenset({"'s", "'t", "'re", "'ve", "'m", "'ll", "'d"})
+_POST_PROCESSORS = frozenset({"BertProcessing", "RobertaProcessing", "TemplateProcessing", "ByteLevel"})
+
+
+@dataclass(frozen=True)
+class SpliceRule:
+    """Which of the two arguments applies to a tokenizer, and the contents of its added tokens."""
+
+    kind: str
+    added: tuple[str, ...]  # every added token's content, as written and lower-cased
+
+    def __post_init__(self) -> None:
+        longest = max((len(c) for c in self.added), default=0)
+        object.__setattr__(self, "_pattern", re.compile("|".join(map(re.escape, self.added))) if self.added else None)
+        object.__setattr__(self, "_reach", max(longest - 1, 0))
+
+    def splice_texts(self, parts: Sequence[tuple[str, str]]) -> list[str | None]:
+        """Per ``(before, prefix)``: the text whose ids (without special tokens) go right before the
+        mask in the encoding of ``before + mask + after`` to make the encoding of ``before + prefix +
+        mask + after`` (for any ``after``), or None where that is not certain (encode that text whole)."""
+        pattern, reach = self._pattern, self._reach  # type: ignore[attr-defined]
+        clean: dict[str, bool] = {}  # text -> no added token's content in it
+
+        def has_none(text: str) -> bool:
+            found = clean.get(text)
+            if found is None:
+                found = clean[text] = pattern is None or pattern.search(text) is None
+            return found
+
+        out: list[str | None] = []
+        for before, prefix in parts:
+            short = self._short_text(before, prefix)
+            if short is not None and not (has_none(before) and has_none(prefix)
+                                          and (not reach or has_none(before[-reach:] + prefix[:reach]))):
+                short = None
+            out.append(short)
+        return out
+
+    def _short_text(self, before: str, prefix: str) -> str | None:
+        """The short text of this rule's argument, before the added-token check; None where it does not hold."""
+        if not prefix:
+            return None
+        if self.kind == WORDPIECE:
+            if (before and before[-1] not in _WORD_ENDS) or not (before.isascii() and prefix.isascii()):
+                return None
+            return prefix
+        x = before.rstrip(" ")
+        if (x and (x[-1].isspace() or x == before)) or prefix[-1].isspace():
+            return None  # spaces not only ' ', no space before the prefix, or a prefix the mask would strip
+        return before[len(x):] + prefix
+
+
+def splice_rule(tok: TokenizerView) -> SpliceRule | None:
+    """The tokenizer's :class:`SpliceRule` (looked up once per view), or None if neither argument applies."""
+    return tok.fact("mask_splice", lambda: _rule_of(tok) if tok.direct_backend() is not None else None)
+
+
+def _rule_of(tok: TokenizerView) -> SpliceRule | None:
+    backend = getattr(tok.tokenizer, "backend_tokenizer", None)
+    mask = getattr(tok.tokenizer, "mask_token", None)
+    if backend is None or mask is None:
+        return None
+    spec = json.loads(backend.to_str())
+    added = spec.get("added_tokens") or []
+    mask_entry = next((t for t in added if t.get("content") == str(mask)), None)
+    if mask_entry is None or mask_entry.get("single_word") or mask_entry.get("normalized") \
+            or not mask_entry.get("special"):
+        return None
+    content = str(mask_entry["content"])
+    if not _plain_post_processor(spec.get("post_processor")):
+        return None
+    contents = tuple(dict.fromkeys(c for t in added for c in (str(t["content"]), str(t["content"]).lower())))
+    model, normalizer, pre = spec.get("model") or {}, spec.get("normalizer"), spec.get("pre_tokenizer") or {}
+    if (model.get("type") == "WordPiece" and (normalizer or {}).get("type") == "BertNormalizer"
+            and pre.get("type") == "BertPreTokenizer" and _split_by_bert(content)):
+        return SpliceRule(WORDPIECE, contents)
+    if (model.get("type") == "BPE" and not model.get("dropout") and normalizer is None
+            and pre.get("type") == "ByteLevel" and pre.get("add_prefix_space") is False
+            and pre.get("use_regex", True) is True and mask_entry.get("lstrip") is True
+            and _split_by_gpt2_pattern(content)):
+        return SpliceRule(BYTE_LEVEL, contents)
+    return None
+
+
+def _split_by_bert(content: str) -> bool:
+    """True if BERT's pre-tokeniser never leaves ``content`` as one word (it has a punctuation
+    character and more): so the mask's id comes only from the mask token itself, which the splice's
+    position (the first mask of ``before + mask + after``) relies on."""
+    return len(content) > 1 and any(c in string.punctuation for c in content)
+
+
+def _split_by_gpt2_pattern(content: str) -> bool:
+    """True if GPT-2's split pattern never leaves ``content`` as one piece (it mixes a letter or
+    digit with another visible character, and is no contraction): as :func:`_split_by_bert`."""
+    return any(c.isalnum() for c in content) and any(not c.isalnum() and not c.isspace() for c in content) \
+        and content not in _CONTRACTIONS
+
+
+def _plain_post_processor(node: Any) -> bool:
+    """True for no post-processor or ones that only add special tokens around the text (or set offsets)."""
+    if node is None:
+        return True
+    if node.get("type") == "Sequence":
+        return all(_plain_post_processor(n) for n in node.get("processors") or [])
+    return node.get("type") in _POST_PROCESSORS

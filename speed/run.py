@@ -395,6 +395,7 @@ def markdown(doc: dict[str, Any]) -> str:
              "Memory (BERT-base-sized, stereoset-mlm, ours' default allocator policy):", "",
              report.memory_table(doc.get("memory")), "",
              "Targets:", "", report.targets_table(doc["targets"]), "",
+             *[f"Tokenizing: {n}" for n in report.tokenizing_notes(doc["results"])],
              *[f"Note: {n}" for n in doc["notes"]]]
     return "\n".join(parts) + "\n"
 

@@ -78,3 +78,44 @@ def test_baseline_slices_apply_to_every_model_when_given() -> None:
     assert given["base"]["stereoset-intra"] == default["base"]["stereoset-intra"]
     capped = baseline_sizes(parse_args(["--crows-pairs", "50", "--baseline-crows-pairs", "500"]))
     assert capped["base"]["crows-pairs"] == 50 and capped["fixture"]["crows-pairs"] == 500
+
+
+def test_a_cell_where_ours_encodes_fewer_texts_reports_the_stricter_figure_beside_the_defined_one() -> None:
+    """ours' stereoset-mlm splices most inputs (scoring/mask_splice.py): the floor also times the
+    texts ours encodes, and the report gives ours / (floor + that) beside ours / lowest reachable."""
+    cell = _result("tiny-bert", "fixture", "stereoset-mlm", "stereoset-intra (all)", ours=0.4, floor=0.25, tokenize=0.1)
+    assert "ours_over_floor_with_ours_tokenizing" not in cell["ratios"] and report.tokenizing_notes([cell]) == []
+    cell["implementations"]["floor"]["extra"].update(
+        {"ours_tokenize_wall_s_median": 0.05, "tokenized_texts": {"True": 900}, "ours_tokenized_texts": {"True": 200, "False": 250}})
+    cell["ratios"] = report._ratios(cell["implementations"])
+    assert abs(cell["ratios"]["ours_over_lowest_reachable"] - 0.4 / 0.35) < 1e-12  # the target as defined
+    assert abs(cell["ratios"]["ours_over_floor_with_ours_tokenizing"] - 0.4 / 0.3) < 1e-12
+    (line,) = report.tokenizing_notes([cell])
+    assert "ours encodes 450 texts where the floor's tokenizing allowance encodes 900" in line
+    assert "ours / (floor + ours' tokenizing) 1.33" in line and "1.14 of the lowest reachable" in line
+
+
+def test_the_floor_collects_the_fewer_texts_ours_encodes_for_stereoset_mlm(models_dir, stereoset_items) -> None:
+    from speed.impls.floor import encoded_texts, table_texts
+    from stereoset_eval.scoring.backends import load_backend
+    from stereoset_eval.scoring.methods import get_method
+
+    tok = load_backend(str(models_dir / "tiny-bert"), kind="masked", device="cpu").tokenizer
+    items = [it for it in stereoset_items if it.task == "intrasentence"]
+    for name, fewer in (("stereoset-mlm", True), ("pll", False)):
+        spec = get_method(name)
+        options = spec.resolve(tok, spec.validate_options({}))
+        units = spec.units(items, options)
+        store: dict[Any, Any] = {}
+        with tok.memoized(store):
+            if spec.warm is not None:
+                spec.warm(units, tok, options)
+            for unit in units:
+                spec.prepare(unit, tok, options)
+        allowance = encoded_texts(store)
+        ours = table_texts(spec, units, tok, options)
+        if not fewer:
+            assert ours == {}  # pll has no batched preparation of its own
+            continue
+        assert set(ours[True]) < set(allowance[True]) and len(ours[True]) < len(allowance[True]) / 2
+        assert set(allowance[False]) <= set(ours[False])  # the attribute words, and the spliced prefixes

@@ -27,6 +27,13 @@ exact implementation cannot skip either: every distinct text the method encodes 
 an implementation that encodes its own inputs can reach: on the fixture models' StereoSet cells
 it is above the issue's 1.3x. Methods that encode outside the memo (the NSP loader's
 ``tokenize``) are not in it, so it can only understate that bound.
+
+That bound assumes each input is encoded whole. Ours' ``stereoset-mlm`` encodes only each
+context's first masked input whole and splices the later pieces' inputs from it
+(:mod:`stereoset_eval.scoring.mask_splice`, exact where it applies), so it encodes fewer texts than
+the allowance: where its batched preparation (``prepare_table``) does, each round also times those
+texts alone (:func:`table_texts`), and the report gives ``ours / (floor + ours' tokenizing)``,
+the stricter figure for that cell, beside the lowest reachable as defined.
 """
 
 from __future__ import annotations
@@ -70,6 +77,9 @@ class FloorPlan:
     forward_tokens: int
     texts: dict[Any, list[str]] = field(default_factory=dict)  # encoding kind -> distinct texts (tokenizer_batches)
     tokenize_rounds: list[tuple[float, float]] = field(default_factory=list)  # (wall, CPU) s of each run's tokenizing
+    # what ours' batched preparation encodes, where it is fewer texts than ``texts`` (it splices the rest)
+    table_texts: dict[Any, list[str]] = field(default_factory=dict)
+    table_rounds: list[tuple[float, float]] = field(default_factory=list)
 
 
 def encoded_texts(store: dict[Any, Any]) -> dict[Any, list[str]]:
@@ -87,6 +97,34 @@ def encoded_texts(store: dict[Any, Any]) -> dict[Any, list[str]]:
         text, kind = key
         if kind != DECODED and isinstance(text, str):
             out.setdefault(kind, []).append(text)
+    return out
+
+
+def table_texts(spec: Any, units: Sequence[Any], tok: Any, options: Any) -> dict[Any, list[str]]:
+    """Every text the method's batched preparation (``prepare_table``, ours' path) encodes, by kind as
+    :func:`encoded_texts` gives them: through a fresh memo, and those it keeps out of it
+    (:meth:`TokenizerView.encoded_unkept`). Empty for a method without one."""
+    if spec.prepare_table is None:
+        return {}
+    from stereoset_eval.scoring.tokenization import TokenizerView
+
+    unkept: dict[Any, list[str]] = {}
+    original = TokenizerView.encoded_unkept
+
+    def recording(self: Any, texts: Sequence[str], *, special: bool) -> list[tuple[int, ...]]:
+        unkept.setdefault(special, []).extend(texts)
+        return original(self, texts, special=special)
+
+    store: dict[Any, Any] = {}
+    TokenizerView.encoded_unkept = recording  # type: ignore[method-assign]
+    try:
+        with tok.memoized(store):
+            spec.prepare_table(units, tok, options)
+    finally:
+        TokenizerView.encoded_unkept = original  # type: ignore[method-assign]
+    out = encoded_texts(store)
+    for kind, texts in unkept.items():
+        out[kind] = list(dict.fromkeys(out.get(kind, []) + texts))
     return out
 
 
@@ -138,8 +176,11 @@ class FloorRunner:
             fill = min(per_batch, -(-min_fill_tokens(self.ctx.device, self.ctx.batch_tokens) // length))
             for start in range(0, len(group), per_batch):
                 batches.append(self._batch(group[start:start + per_batch], fill))
+        texts = encoded_texts(store) if tok.direct_backend() is not None else {}
+        table = table_texts(spec, units, tok, options) if texts else {}
+        fewer = sum(map(len, table.values())) < sum(map(len, texts.values()))
         return FloorPlan(units, prepared, options, batches, sum(len(r.input_ids) for r in rows),
-                         texts=encoded_texts(store) if tok.direct_backend() is not None else {})
+                         texts=texts, table_texts=table if fewer else {})
 
     def _batch(self, real: list[Any], fill: int) -> FloorBatch:
         torch = self.torch
@@ -189,6 +230,10 @@ class FloorRunner:
             c0, w0 = time.process_time(), time.perf_counter()
             tokenizer_batches(backend.tokenizer.direct_backend(), plan.texts)
             plan.tokenize_rounds.append((time.perf_counter() - w0, time.process_time() - c0))
+        if plan.table_texts:  # and, apart, the fewer texts ours' batched preparation encodes
+            c0, w0 = time.process_time(), time.perf_counter()
+            tokenizer_batches(backend.tokenizer.direct_backend(), plan.table_texts)
+            plan.table_rounds.append((time.perf_counter() - w0, time.process_time() - c0))
         return plan, out, wall, cpu
 
     def measured(self, output: tuple[FloorPlan, list[Any], float, float]) -> tuple[float, float]:
@@ -202,10 +247,14 @@ class FloorRunner:
             return None
         import statistics
 
-        return {"tokenize_wall_s_median": statistics.median(w for w, _ in plan.tokenize_rounds),
-                "tokenize_cpu_s_median": statistics.median(c for _, c in plan.tokenize_rounds),
-                "tokenize_rounds": len(plan.tokenize_rounds),
-                "tokenized_texts": {str(kind): len(batch) for kind, batch in plan.texts.items()}}
+        out = {"tokenize_wall_s_median": statistics.median(w for w, _ in plan.tokenize_rounds),
+               "tokenize_cpu_s_median": statistics.median(c for _, c in plan.tokenize_rounds),
+               "tokenize_rounds": len(plan.tokenize_rounds),
+               "tokenized_texts": {str(kind): len(batch) for kind, batch in plan.texts.items()}}
+        if plan.table_rounds:
+            out.update({"ours_tokenize_wall_s_median": statistics.median(w for w, _ in plan.table_rounds),
+                        "ours_tokenized_texts": {str(kind): len(batch) for kind, batch in plan.table_texts.items()}})
+        return out
 
     def scores(self, output: tuple[FloorPlan, list[Any], float, float]) -> dict[str, float]:
         plan, values = output[0], output[1]

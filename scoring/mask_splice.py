@@ -51,44 +51,62 @@ class SpliceRule:
     added: tuple[str, ...]  # every added token's content, as written and lower-cased
 
     def __post_init__(self) -> None:
-        longest = max((len(c) for c in self.added), default=0)
-        object.__setattr__(self, "_pattern", re.compile("|".join(map(re.escape, self.added))) if self.added else None)
-        object.__setattr__(self, "_reach", max(longest - 1, 0))
+        pattern = re.compile("|".join(map(re.escape, self.added))) if self.added else None
+        # an added token's content across ``before | prefix``: (its part in before, its part in the prefix),
+        # by the last character of its part in before (before's last character picks the few to check)
+        across: dict[str, list[tuple[str, str]]] = {}
+        for content in self.added:
+            for k in range(1, len(content)):
+                across.setdefault(content[k - 1], []).append((content[:k], content[k:]))
+        object.__setattr__(self, "_pattern", pattern)
+        object.__setattr__(self, "_across", across)
 
     def splice_texts(self, parts: Sequence[tuple[str, str]]) -> list[str | None]:
         """Per ``(before, prefix)``: the text whose ids (without special tokens) go right before the
         mask in the encoding of ``before + mask + after`` to make the encoding of ``before + prefix +
-        mask + after`` (for any ``after``), or None where that is not certain (encode that text whole)."""
-        pattern, reach = self._pattern, self._reach  # type: ignore[attr-defined]
-        clean: dict[str, bool] = {}  # text -> no added token's content in it
-
-        def has_none(text: str) -> bool:
-            found = clean.get(text)
-            if found is None:
-                found = clean[text] = pattern is None or pattern.search(text) is None
-            return found
-
+        mask + after`` (for any ``after``), or None where that is not certain (encode that text whole).
+        The conditions on ``before`` and on ``prefix`` are checked once per distinct one."""
+        leads: dict[str, str | None] = {}
+        fits: dict[str, bool] = {}
+        across = self._across  # type: ignore[attr-defined]
         out: list[str | None] = []
         for before, prefix in parts:
-            short = self._short_text(before, prefix)
-            if short is not None and not (has_none(before) and has_none(prefix)
-                                          and (not reach or has_none(before[-reach:] + prefix[:reach]))):
-                short = None
-            out.append(short)
+            lead = leads[before] if before in leads else leads.setdefault(before, self._lead(before))
+            fit = fits.get(prefix)
+            if fit is None:
+                fit = fits[prefix] = self._fits(prefix)
+            if lead is None or not fit:
+                out.append(None)
+            elif before and (spans := across.get(before[-1])) and any(
+                    before.endswith(a) and prefix.startswith(b) for a, b in spans):
+                out.append(None)  # an added token's content would run across the two
+            else:
+                out.append(lead + prefix)
         return out
 
-    def _short_text(self, before: str, prefix: str) -> str | None:
-        """The short text of this rule's argument, before the added-token check; None where it does not hold."""
-        if not prefix:
+    def _clean(self, text: str) -> bool:
+        """No added token's content in ``text``."""
+        pattern = self._pattern  # type: ignore[attr-defined]
+        return pattern is None or pattern.search(text) is None
+
+    def _lead(self, before: str) -> str | None:
+        """What goes before the prefix in the short text (WordPiece: nothing; byte-level: ``before``'s
+        trailing spaces), or None where ``before`` does not end as the argument needs."""
+        if not self._clean(before):
             return None
         if self.kind == WORDPIECE:
-            if (before and before[-1] not in _WORD_ENDS) or not (before.isascii() and prefix.isascii()):
-                return None
-            return prefix
+            return "" if before.isascii() and (not before or before[-1] in _WORD_ENDS) else None
         x = before.rstrip(" ")
-        if (x and (x[-1].isspace() or x == before)) or prefix[-1].isspace():
-            return None  # spaces not only ' ', no space before the prefix, or a prefix the mask would strip
-        return before[len(x):] + prefix
+        if x and (x[-1].isspace() or x == before):
+            return None  # spaces not only ' ', or no space before the prefix
+        return before[len(x):]
+
+    def _fits(self, prefix: str) -> bool:
+        """Whether a prefix can be spliced (WordPiece: ASCII; byte-level: not ending in whitespace,
+        which the mask would strip)."""
+        if not prefix or not self._clean(prefix):
+            return False
+        return prefix.isascii() if self.kind == WORDPIECE else not prefix[-1].isspace()
 
 
 def splice_rule(tok: TokenizerView) -> SpliceRule | None:

@@ -65,27 +65,26 @@ def test_a_splice_equals_the_whole_encoding(models_dir, model, kind):
     assert spliced > 1500 and wrong == 0
 
 
-def _any_word_end(self: SpliceRule, before: str, prefix: str) -> str | None:
-    return prefix or None  # WordPiece: a prefix right after a letter (no word boundary)
+def _any_word_end(self: SpliceRule, before: str) -> str | None:
+    return ""  # WordPiece: a prefix right after a letter (no word boundary)
 
 
-def _no_space_needed(self: SpliceRule, before: str, prefix: str) -> str | None:
-    return before[len(before.rstrip(" ")):] + prefix if prefix and not prefix[-1].isspace() else None
+def _non_ascii(self: SpliceRule, before: str) -> str | None:
+    return "" if not before or before[-1] in mask_splice._WORD_ENDS or before[-1].isspace() else None
 
 
-def _trailing_whitespace_kept(self: SpliceRule, before: str, prefix: str) -> str | None:
-    x = before.rstrip(" ")
-    return before[len(x):] + prefix if prefix and not (x and (x[-1].isspace() or x == before)) else None
+def _any_text_fits(self: SpliceRule, prefix: str) -> bool:
+    return bool(prefix)
 
 
-def _non_ascii(self: SpliceRule, before: str, prefix: str) -> str | None:
-    ends = not before or before[-1] in mask_splice._WORD_ENDS or before[-1].isspace()
-    return prefix if prefix and ends else None
+def _no_space_needed(self: SpliceRule, before: str) -> str | None:
+    return before[len(before.rstrip(" ")):]  # byte-level: also where no space separates before and the prefix
 
 
 @pytest.mark.parametrize(("model", "loosened"), [
-    ("tiny-bert", _any_word_end), ("tiny-bert", _non_ascii), ("tiny-roberta", _no_space_needed),
-    ("tiny-roberta", _trailing_whitespace_kept), ("tiny-bert", "added"), ("tiny-roberta", "added"),
+    ("tiny-bert", {"_lead": _any_word_end}), ("tiny-bert", {"_lead": _non_ascii, "_fits": _any_text_fits}),
+    ("tiny-roberta", {"_lead": _no_space_needed}), ("tiny-roberta", {"_fits": _any_text_fits}),
+    ("tiny-bert", "added"), ("tiny-roberta", "added"),
 ])
 def test_each_condition_is_needed(models_dir, monkeypatch, model, loosened):
     """The same check finds wrong splices once one condition is dropped: it can fail."""
@@ -95,8 +94,30 @@ def test_each_condition_is_needed(models_dir, monkeypatch, model, loosened):
     if loosened == "added":  # no added-token check
         rule = SpliceRule(rule.kind, ())
     else:
-        monkeypatch.setattr(SpliceRule, "_short_text", loosened)
+        for name, loose in loosened.items():
+            monkeypatch.setattr(SpliceRule, name, loose)
     assert mismatches(tok, rule, 3000)[1] > 0
+
+
+def test_an_added_token_across_before_and_the_prefix_is_caught(models_dir):
+    """``before`` ending in the start of an added token's content and the prefix holding the rest:
+    no splice; without that check the splices would be wrong."""
+    tok = view(models_dir, "tiny-bert")
+    rule = splice_rule(tok)
+    assert rule is not None
+    backend, mask, mask_id = tok.direct_backend(), tok.tokenizer.mask_token, tok.special_id("mask")
+    parts = [(f"the man {a}", f"{b}er") for content in ("[CLS]", "[SEP]", "[MASK]") for a, b in
+             ((content[:k], content[k:]) for k in range(1, len(content))) if a[-1] in "[]"]
+    assert parts and rule.splice_texts(parts) == [None] * len(parts)
+    wrong = 0
+    for before, prefix in parts:
+        first = backend.encode(before + mask + " is here").ids
+        at = first.index(mask_id)
+        made = first[:at] + backend.encode(prefix, add_special_tokens=False).ids + first[at:]
+        wrong += made != backend.encode(before + prefix + mask + " is here").ids
+    assert wrong == len(parts)
+    plain = [(before.replace("[", "( "), prefix.replace("]", ")")) for before, prefix in parts]
+    assert all(short is not None for short in rule.splice_texts(plain))  # the same shapes without the token
 
 
 def _stub(spec: dict[str, Any], mask: str | None) -> TokenizerView:
@@ -183,3 +204,21 @@ def test_the_batched_preparation_gives_prepare_s_requests_on_all_of_stereoset_de
     assert table == one_by_one
     inputs = len({r.input_ids for p in one_by_one for r in p.requests})
     assert sum(whole) < inputs / 2  # most inputs were spliced, not encoded whole
+
+
+def test_a_first_input_another_piece_also_makes_is_encoded_whole(models_dir):
+    """``I am BLANK`` with the prefix ``un-`` makes the text that is ``I am un-BLANK``'s first input
+    (whichever origin the text keeps): it is encoded whole, as a first input, and every input equals
+    its whole encoding. (StereoSet's attribute words have no punctuation, so their prefixes cannot
+    end in it; the order of the origins below is the one that needs this.)"""
+    from stereoset_eval.scoring.methods.stereoset_mlm import _masked_encodings
+
+    tok = view(models_dir, "tiny-bert")
+    mask, mask_id = tok.tokenizer.mask_token, tok.special_id("mask")
+    pieces = [("I am un-BLANK", ""), ("I am un-BLANK", "x"), ("I am BLANK", ""), ("I am BLANK", "un-")]
+    origin = {context.replace("BLANK", prefix + mask): (context, prefix) for context, prefix in pieces}
+    assert len(origin) == 3  # the shared text keeps the second origin, a later piece
+    texts = list(origin)
+    with tok.memoized({}):
+        got = _masked_encodings(tok, texts, origin, mask, mask_id)
+    assert got == [tuple(tok.direct_backend().encode(t).ids) for t in texts]

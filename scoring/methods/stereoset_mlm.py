@@ -255,39 +255,41 @@ def _masked_encodings(tok: TokenizerView, texts: Sequence[str], origin: Mapping[
     call, kept out of the run's memo (only this run reads them, once each).
     """
     rule = splice_rule(tok)
-    parts: list[tuple[str, str]] = []  # (before BLANK, prefix) of each later piece with one BLANK
-    later: list[int] = []
-    if rule is not None:
-        for i, text in enumerate(texts):
-            context, prefix = origin[text]
-            if prefix and context.count("BLANK") == 1:
-                later.append(i)
-                parts.append((context[:context.index("BLANK")], prefix))
-    short = rule.splice_texts(parts) if rule is not None else []
-    spliced = {i: s for i, s in zip(later, short) if s is not None}
-    whole = [t for i, t in enumerate(texts) if i not in spliced]
-    firsts = {origin[texts[i]][0].replace("BLANK", mask_token) for i in spliced}
-    whole += [t for t in firsts.difference(whole)]  # every unit has its first input, so normally none
+    if rule is None:
+        return tok.encoded_unkept(texts, special=True)
+    befores: dict[str, str | None] = {}  # context -> the text before its one BLANK (None: not one BLANK)
+    for context, _ in origin.values():
+        if context not in befores:
+            befores[context] = context[:context.index("BLANK")] if context.count("BLANK") == 1 else None
+    later = [(text, context, befores[context], prefix) for text in texts
+             for context, prefix in (origin[text],) if prefix and befores[context] is not None]
+    short = rule.splice_texts([(before, prefix) for _, _, before, prefix in later])  # type: ignore[misc]
+    spliced = {text: (context, s) for (text, context, _, _), s in zip(later, short) if s is not None}
+    firsts = {context.replace("BLANK", mask_token): context for context, _ in spliced.values()}
+    for first in firsts:  # a first input another (context, prefix) also makes is encoded whole, as a first
+        spliced.pop(first, None)
+    whole = [t for t in texts if t not in spliced]
+    whole += [t for t in firsts if t not in origin]  # every unit has its first input, so normally none
     ids_of = dict(zip(whole, tok.encoded_unkept(whole, special=True)))
     if not spliced:
         return [ids_of[t] for t in texts]
-    shorts = list(dict.fromkeys(spliced.values()))
+    shorts = list(dict.fromkeys(s for _, s in spliced.values()))
     short_ids = dict(zip(shorts, tok.encoded_unkept(shorts, special=False)))
-    at: dict[str, int] = {}  # first input -> its mask position
-    out = []
-    for i, text in enumerate(texts):
-        s = spliced.get(i)
-        if s is None:
-            out.append(ids_of[text])
-            continue
-        first = origin[text][0].replace("BLANK", mask_token)
+    around: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}  # context -> its first input's ids before / from the mask
+    for first, context in firsts.items():
         ids0 = ids_of[first]
-        m = at.get(first)
-        if m is None:
-            if mask_id not in ids0:
-                return None
-            m = at[first] = ids0.index(mask_id)
-        out.append(ids0[:m] + short_ids[s] + ids0[m:])
+        if mask_id not in ids0:
+            return None
+        m = ids0.index(mask_id)
+        around[context] = (ids0[:m], ids0[m:])
+    out = []
+    for text in texts:
+        found = spliced.get(text)
+        if found is None:
+            out.append(ids_of[text])
+        else:
+            head, tail = around[found[0]]
+            out.append(head + short_ids[found[1]] + tail)
     return out
 
 

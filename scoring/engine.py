@@ -55,18 +55,21 @@ class Launched(Protocol):
 @dataclass
 class RunStats:
     """What :func:`execute` did (for the provenance): forward rows run and reused, every
-    out-of-memory halving as ``(rows before, rows after)``, and whether each commit group's
-    host work overlapped the next group's forward passes (``overlap``)."""
+    out-of-memory halving as ``(rows before, rows after)``, whether each commit group's
+    host work overlapped the next group's forward passes (``overlap``), and whether the commit
+    groups' rows ran as one launch, cut into batches together (``one_launch``)."""
 
     rows_computed: int = 0
     rows_reused: int = 0
     batches: int = 0
     oom_halvings: list[tuple[int, int]] = field(default_factory=list)
     overlap: bool = False
+    one_launch: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"rows_computed": self.rows_computed, "rows_reused": self.rows_reused, "batches": self.batches,
-                "oom_halvings": [list(h) for h in self.oom_halvings], "overlap": self.overlap}
+                "oom_halvings": [list(h) for h in self.oom_halvings], "overlap": self.overlap,
+                "one_launch": self.one_launch}
 
 
 def out_of_memory_errors() -> tuple[type[BaseException], ...]:
@@ -172,14 +175,17 @@ class _Launch:
     def of(cls, space: Space, group: _Group, rows: Any) -> "_Launch":
         return cls(space, [group], rows)
 
-    def add(self, group: _Group, rows: Any) -> None:
-        """Collect a small group: its rows join the others' (an input two groups need runs once)."""
+    def add(self, group: _Group, rows: Any, *, costed: bool = True) -> None:
+        """Collect a group: its rows join the others' (an input two groups need runs once).
+        ``costed=False``: nothing will ask :meth:`keys` or :meth:`cost_with` (the run's one launch)."""
         self.groups.append(group)
-        keys = self.space.keys(rows)
-        group.to_run += keys
+        if costed or not self.space.keeps_values:
+            keys = self.space.keys(rows)
+            group.to_run += keys
+            if costed:
+                self._keys.update(keys)
+                self._longest = max(self._longest, self.space.longest(rows))
         self.parts.append(rows)
-        self._keys.update(keys)
-        self._longest = max(self._longest, self.space.longest(rows))
 
     def batch_rows(self) -> Any:
         return self.space.join(self.parts) if self.parts else self.rows
@@ -261,6 +267,13 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     # all read, in one reduction (the values stay in the space's arrays until then). Per unit the
     # same reduction of the same values; per group it cost a CrowS-Pairs method ~10-20 ms of calls.
     deferred: list[int] | None = [] if rows_reduce is not None and commit is None and not overlap else None
+    # ... and, without a progress bar to advance group by group, every group's rows in one launch:
+    # cut into batches together, rows of one length fill whole batches that need no attention mask
+    # (a commit group holds a few inputs of each of many lengths). Same rows, other batches: numbers
+    # equal to float32 batch noise. Not for a request table, whose batches are planned for the run already.
+    whole_run: _Launch | None = _Launch(space) if (
+        deferred is not None and bar is None and not isinstance(space, TableRows)) else None
+    stats.one_launch = whole_run is not None
 
     def reduce_units(todo: list[int], values: dict[Any, Any]) -> None:
         """Reduce the units ``todo`` into ``results`` and commit them."""
@@ -333,6 +346,10 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
                 if shared is not None:  # the values of the launch in flight first: this group looks there
                     read_now()
                 group = _Group(todo)
+                if whole_run is not None:
+                    whole_run.add(group, space.reuse(rows, shared, group.values, stats) if shared is not None else rows,
+                                  costed=False)
+                    continue
                 if shared is not None:
                     left = space.reuse(rows, shared, group.values, stats)
                     small = _small(space, left, rows, batch_tokens)
@@ -355,6 +372,8 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             if waiting is not None:
                 flushed, waiting = waiting, None
                 queued(start(flushed))
+            if whole_run is not None and whole_run.groups:
+                queued(start(whole_run))
             read_now()
             finish_ready()
             if deferred:

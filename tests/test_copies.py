@@ -85,9 +85,10 @@ def test_copies_path_equals_one_request_per_copy_on_the_fake_model(method, crows
     as_requests = [Prepared(p.requests, p.state) for p in prepared]
     assert not CopyRows.applies(as_requests)
     launch = FakeScorer(backend).launch
-    copies, copy_stats = _run(spec, options, units, prepared, launch)
-    general, general_stats = _run(spec, options, units, as_requests, launch)
-    assert copies == general
+    by_group = {"commit": lambda fresh: None}  # group by group, as with a cache (without, one launch: below)
+    copies, copy_stats = _run(spec, options, units, prepared, launch, **by_group)
+    general, general_stats = _run(spec, options, units, as_requests, launch, **by_group)
+    assert copies == general and not copy_stats.one_launch
     assert (copy_stats.rows_computed, copy_stats.batches) == (general_stats.rows_computed, general_stats.batches)
     space = CopyRows(prepared, CopyTable())
     groups = space.groups(2048, None, 64)
@@ -96,6 +97,35 @@ def test_copies_path_equals_one_request_per_copy_on_the_fake_model(method, crows
     assert copy_stats.rows_computed == sum(per_group)  # each group runs each distinct input once
     if method != "crows-nangia":  # pairs masked at the word they differ by: the merge is exercised
         assert sum(per_group) < sum(len(space.unit_codes[i]) for g in groups for i in g)
+
+
+@pytest.mark.parametrize("method", MASKED_METHODS)
+def test_a_run_without_commits_runs_its_groups_as_one_launch(method, crows_items):
+    """Without a cache, a device to overlap or a progress bar, every commit group's rows are cut into
+    batches together: the same results (bit for bit on the fake model, whose numbers hash the input),
+    each distinct input once, fewer batches, and fewer of them mixing lengths (an attention mask)."""
+    from stereoset_eval.scoring.fake import FakeScorer, load_fake_backend
+
+    backend = load_fake_backend("fake:masked", kind="masked")
+    spec, options, units, prepared = _prepared(method, crows_items[:150], backend)
+    scorer = FakeScorer(backend)
+    mixed: list[bool] = []
+
+    def launch(batch):
+        lengths = {len(row.input_ids) for row in batch}
+        mixed.append(len(lengths) > 1)
+        return scorer.launch(batch)
+
+    once, once_stats = _run(spec, options, units, prepared, launch)
+    once_mixed, mixed[:] = sum(mixed), []
+    by_group, group_stats = _run(spec, options, units, prepared, launch, commit=lambda fresh: None)
+    assert once_stats.one_launch and not group_stats.one_launch
+    assert once == by_group
+    assert once_stats.rows_computed == len(merge_requests(r for p in prepared for r in Prepared(p.requests, p.state).requests))
+    assert once_stats.rows_computed <= group_stats.rows_computed and once_stats.batches < group_stats.batches
+    assert once_mixed < sum(mixed)
+    with_bar, bar_stats = _run(spec, options, units, prepared, launch, progress=True)  # the bar moves group by group
+    assert with_bar == once and not bar_stats.one_launch and bar_stats.batches == group_stats.batches
 
 
 @pytest.mark.parametrize("method", MASKED_METHODS)

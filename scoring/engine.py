@@ -215,8 +215,13 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             :meth:`SentenceResult.to_json` objects); these units are not recomputed.
         commit: called once per computed group with its key -> results, in group order. Without
             it (and without ``overlap``), units that run as copies or table rows are reduced in one
-            reduction once every value is read: the same results, ~10-20 ms of per-group calls fewer.
-        progress: show a tqdm bar counting sentences (with sentences/s).
+            reduction once every value is read: the same results, ~10-20 ms of per-group calls fewer;
+            and (without ``progress`` too) masked copies run as one launch: every group's rows cut
+            into batches together (:class:`RunStats` ``one_launch``), so rows of one length fill
+            whole batches without an attention mask (tiny-roberta ``crows-nangia`` over CrowS-Pairs:
+            198 of 221 batches masked → 21 of 199). Numbers equal to float32 batch noise.
+        progress: show a tqdm bar counting sentences (with sentences/s); the groups then launch one
+            by one, so that it moves.
         overhead_tokens: the fixed cost of a forward pass in tokens, for
             :func:`~stereoset_eval.scoring.requests.plan_batches` (batch composition only: numbers move by
             float32 noise at most).

@@ -175,17 +175,14 @@ class _Launch:
     def of(cls, space: Space, group: _Group, rows: Any) -> "_Launch":
         return cls(space, [group], rows)
 
-    def add(self, group: _Group, rows: Any, *, costed: bool = True) -> None:
-        """Collect a group: its rows join the others' (an input two groups need runs once).
-        ``costed=False``: nothing will ask :meth:`keys` or :meth:`cost_with` (the run's one launch)."""
+    def add(self, group: _Group, rows: Any) -> None:
+        """Collect a small group: its rows join the others' (an input two groups need runs once)."""
         self.groups.append(group)
-        if costed or not self.space.keeps_values:
-            keys = self.space.keys(rows)
-            group.to_run += keys
-            if costed:
-                self._keys.update(keys)
-                self._longest = max(self._longest, self.space.longest(rows))
+        keys = self.space.keys(rows)
+        group.to_run += keys
         self.parts.append(rows)
+        self._keys.update(keys)
+        self._longest = max(self._longest, self.space.longest(rows))
 
     def batch_rows(self) -> Any:
         return self.space.join(self.parts) if self.parts else self.rows
@@ -272,13 +269,13 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     # all read, in one reduction (the values stay in the space's arrays until then). Per unit the
     # same reduction of the same values; per group it cost a CrowS-Pairs method ~10-20 ms of calls.
     deferred: list[int] | None = [] if rows_reduce is not None and commit is None and not overlap else None
-    # ... and, without a progress bar to advance group by group, every group's rows in one launch:
-    # cut into batches together, rows of one length fill whole batches that need no attention mask
-    # (a commit group holds a few inputs of each of many lengths). Same rows, other batches: numbers
-    # equal to float32 batch noise. Not for a request table, whose batches are planned for the run already.
-    whole_run: _Launch | None = _Launch(space) if (
-        deferred is not None and bar is None and not isinstance(space, TableRows)) else None
-    stats.one_launch = whole_run is not None
+    # ... and, without a progress bar to advance group by group, masked copies run as one group and
+    # one launch: all their rows cut into batches together, so rows of one length fill whole batches
+    # that need no attention mask (a commit group holds a few inputs of each of many lengths). Same
+    # rows, other batches: numbers equal to float32 batch noise. (A request table's batches are
+    # planned for the whole run already.)
+    one_launch = deferred is not None and bar is None and isinstance(space, CopyRows)
+    stats.one_launch = one_launch
 
     def reduce_units(todo: list[int], values: dict[Any, Any]) -> None:
         """Reduce the units ``todo`` into ``results`` and commit them."""
@@ -343,7 +340,8 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     try:
         with collector_paused():
             items = [u.item_id for u in units] if method.item_shares_inputs else None
-            for plan in space.groups(batch_tokens, items, overhead_tokens):
+            plans = [range(len(units))] if one_launch else space.groups(batch_tokens, items, overhead_tokens)
+            for plan in plans:
                 todo = [i for i in plan if results[i] is None]
                 if not todo:
                     continue
@@ -351,9 +349,9 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
                 if shared is not None:  # the values of the launch in flight first: this group looks there
                     read_now()
                 group = _Group(todo)
-                if whole_run is not None:
-                    whole_run.add(group, space.reuse(rows, shared, group.values, stats) if shared is not None else rows,
-                                  costed=False)
+                if one_launch:
+                    queued(start(_Launch.of(space, group, rows if shared is None else
+                                            space.reuse(rows, shared, group.values, stats))))
                     continue
                 if shared is not None:
                     left = space.reuse(rows, shared, group.values, stats)
@@ -377,8 +375,6 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             if waiting is not None:
                 flushed, waiting = waiting, None
                 queued(start(flushed))
-            if whole_run is not None and whole_run.groups:
-                queued(start(whole_run))
             read_now()
             finish_ready()
             if deferred:

@@ -20,8 +20,8 @@ one short text put right before the mask:
   splits into ``X``'s words, then ``W + prefix``'s, each encoded alone. The short text is ``W + prefix``.
 
 Both need the Rust pipeline to be what runs (:meth:`TokenizerView.direct_backend`), an exact
-configuration read from the tokenizer (anything else: no splicing), and no added token's content
-in ``before + prefix`` (which could cut it elsewhere). Where any condition fails, the caller
+configuration read from the tokenizer (anything else: no splicing), a mask no other added token
+can overlap, and no added token's content in ``before + prefix`` (which could cut it elsewhere). Where any condition fails, the caller
 encodes the whole text. ``tests/test_mask_splice.py`` checks the splices against whole encodings on
 every StereoSet dev context and on random texts built to break them.
 """
@@ -129,6 +129,8 @@ def _rule_of(tok: TokenizerView) -> SpliceRule | None:
     if not _plain_post_processor(spec.get("post_processor")):
         return None
     contents = tuple(dict.fromkeys(c for t in added for c in (str(t["content"]), str(t["content"]).lower())))
+    if not _mask_stands_alone(content, contents):
+        return None
     model, normalizer, pre = spec.get("model") or {}, spec.get("normalizer"), spec.get("pre_tokenizer") or {}
     if (model.get("type") == "WordPiece" and (normalizer or {}).get("type") == "BertNormalizer"
             and pre.get("type") == "BertPreTokenizer" and _split_by_bert(content)):
@@ -139,6 +141,18 @@ def _rule_of(tok: TokenizerView) -> SpliceRule | None:
             and _split_by_gpt2_pattern(content)):
         return SpliceRule(BYTE_LEVEL, contents)
     return None
+
+
+def _mask_stands_alone(mask: str, contents: Sequence[str]) -> bool:
+    """True if no other added token's content can take the mask's place in a text: none holds the
+    mask's content, and none ends in a beginning of it (which, written just before the mask, would
+    match first). Then the text is cut at the mask whatever comes before it, as the splice needs."""
+    for content in contents:
+        if content == mask:
+            continue
+        if mask in content or any(mask.startswith(content[k:]) for k in range(1, len(content))):
+            return False
+    return True
 
 
 def _split_by_bert(content: str) -> bool:

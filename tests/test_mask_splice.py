@@ -132,7 +132,7 @@ def _stub(spec: dict[str, Any], mask: str | None) -> TokenizerView:
 
 @pytest.mark.parametrize("change", [
     "mask lstrip off", "mask single word", "mask normalized", "mask plain content", "prefix space", "dropout",
-    "split sequence", "other normaliser", "post-processor", "no mask",
+    "split sequence", "other normaliser", "post-processor", "no mask", "token into the mask", "token around the mask",
 ])
 def test_the_rule_is_read_from_the_configuration_and_refuses_any_other(models_dir, change):
     """The fixtures' own configurations get their rule; one change to any condition gets none."""
@@ -167,6 +167,10 @@ def test_the_rule_is_read_from_the_configuration_and_refuses_any_other(models_di
             spec["post_processor"] = {"type": "SomethingNew"}
         elif change == "no mask":
             content = None
+        elif change in ("token into the mask", "token around the mask"):  # another added token overlaps the mask
+            other = "ab" + content[:3] if change == "token into the mask" else "x" + content + "y"
+            spec["added_tokens"].append({"id": 99, "content": other, "single_word": False, "lstrip": False,
+                                         "rstrip": False, "normalized": False, "special": False})
         assert mask_splice._rule_of(_stub(spec, content)) is None, (model, change)
 
 
@@ -222,3 +226,20 @@ def test_a_first_input_another_piece_also_makes_is_encoded_whole(models_dir):
     with tok.memoized({}):
         got = _masked_encodings(tok, texts, origin, mask, mask_id)
     assert got == [tuple(tok.direct_backend().encode(t).ids) for t in texts]
+
+
+def test_a_tokenizer_with_a_token_running_into_the_mask_gets_no_rule(models_dir):
+    """An added token ``un[MA`` written before ``[MASK]`` matches first: the splice would be wrong,
+    and the rule refuses the tokenizer."""
+    from tokenizers import AddedToken
+    from transformers import AutoTokenizer
+
+    fresh = AutoTokenizer.from_pretrained(str(models_dir / "tiny-bert"))  # not the loaded model's
+    assert splice_rule(TokenizerView(fresh, "fresh", 512)) is not None
+    fresh.backend_tokenizer.add_tokens([AddedToken("un[MA", normalized=False)])
+    backend, mask_id = fresh.backend_tokenizer, fresh.mask_token_id
+    first = backend.encode("I am [MASK] here").ids
+    at = first.index(mask_id)
+    made = first[:at] + backend.encode("un", add_special_tokens=False).ids + first[at:]
+    assert made != backend.encode("I am un[MASK] here").ids
+    assert splice_rule(TokenizerView(fresh, "fresh", 512)) is None  # a fresh view: facts are read once a view

@@ -250,7 +250,7 @@ def _masked_encodings(tok: TokenizerView, texts: Sequence[str], origin: Mapping[
 
     Where :mod:`~stereoset_eval.scoring.mask_splice` proves it for the tokenizer, a later piece's
     input is its context's first input (``BLANK`` -> mask) with the prefix's few ids put before the
-    mask, not an encoding of the whole text: 7,146 of StereoSet dev's 9,186 tiny-bert inputs; the
+    mask, not an encoding of the whole text: 7,098 of StereoSet dev's 9,186 tiny-bert inputs; the
     tokenizer's time drops by about two thirds (tiny-bert) to four fifths (tiny-roberta). The others
     are encoded whole, in one batched call, kept out of the run's memo (only this run reads them, once each).
     """

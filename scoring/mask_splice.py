@@ -21,8 +21,8 @@ one short text put right before the mask:
 
 Both need the Rust pipeline to be what runs (:meth:`TokenizerView.direct_backend`), an exact
 configuration read from the tokenizer (anything else: no splicing), a mask no other added token
-can overlap, and no added token's content in ``before + prefix`` (which could cut it elsewhere). Where any condition fails, the caller
-encodes the whole text. ``tests/test_mask_splice.py`` checks the splices against whole encodings on
+can overlap, and no added token's content in ``before + prefix`` (which could cut it elsewhere).
+Where any condition fails, the caller encodes the whole text. ``tests/test_mask_splice.py`` checks the splices against whole encodings on
 every StereoSet dev context and on random texts built to break them.
 """
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from stereoset_eval.scoring.tokenization import TokenizerView
@@ -49,16 +49,18 @@ class SpliceRule:
 
     kind: str
     added: tuple[str, ...]  # every added token's content, as written and lower-cased
+    # made from ``added``: a pattern finding any of them, and each one's splits across ``before | prefix``
+    # as (its part in before, its part in the prefix), by the last character of its part in before
+    # (before's last character picks the few to check)
+    _pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _across: dict[str, list[tuple[str, str]]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        pattern = re.compile("|".join(map(re.escape, self.added))) if self.added else None
-        # an added token's content across ``before | prefix``: (its part in before, its part in the prefix),
-        # by the last character of its part in before (before's last character picks the few to check)
         across: dict[str, list[tuple[str, str]]] = {}
         for content in self.added:
             for k in range(1, len(content)):
                 across.setdefault(content[k - 1], []).append((content[:k], content[k:]))
-        object.__setattr__(self, "_pattern", pattern)
+        object.__setattr__(self, "_pattern", re.compile("|".join(map(re.escape, self.added))) if self.added else None)
         object.__setattr__(self, "_across", across)
 
     def splice_texts(self, parts: Sequence[tuple[str, str]]) -> list[str | None]:
@@ -68,10 +70,12 @@ class SpliceRule:
         The conditions on ``before`` and on ``prefix`` are checked once per distinct one."""
         leads: dict[str, str | None] = {}
         fits: dict[str, bool] = {}
-        across = self._across  # type: ignore[attr-defined]
+        across = self._across
         out: list[str | None] = []
         for before, prefix in parts:
-            lead = leads[before] if before in leads else leads.setdefault(before, self._lead(before))
+            if before not in leads:  # None is an answer here, so membership, not get
+                leads[before] = self._lead(before)
+            lead = leads[before]
             fit = fits.get(prefix)
             if fit is None:
                 fit = fits[prefix] = self._fits(prefix)
@@ -86,8 +90,7 @@ class SpliceRule:
 
     def _clean(self, text: str) -> bool:
         """No added token's content in ``text``."""
-        pattern = self._pattern  # type: ignore[attr-defined]
-        return pattern is None or pattern.search(text) is None
+        return self._pattern is None or self._pattern.search(text) is None
 
     def _lead(self, before: str) -> str | None:
         """What goes before the prefix in the short text (WordPiece: nothing; byte-level: ``before``'s

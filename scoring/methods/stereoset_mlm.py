@@ -257,14 +257,12 @@ def _masked_encodings(tok: TokenizerView, texts: Sequence[str], origin: Mapping[
     rule = splice_rule(tok)
     if rule is None:
         return tok.encoded_unkept(texts, special=True)
-    befores: dict[str, str | None] = {}  # context -> the text before its one BLANK (None: not one BLANK)
-    for context, _ in origin.values():
-        if context not in befores:
-            befores[context] = context[:context.index("BLANK")] if context.count("BLANK") == 1 else None
-    later = [(text, context, befores[context], prefix) for text in texts
-             for context, prefix in (origin[text],) if prefix and befores[context] is not None]
-    short = rule.splice_texts([(before, prefix) for _, _, before, prefix in later])  # type: ignore[misc]
-    spliced = {text: (context, s) for (text, context, _, _), s in zip(later, short) if s is not None}
+    # context -> the text before its BLANK, for contexts with one BLANK (replace fills every BLANK)
+    befores = {c: c[:c.index("BLANK")] for c in {context for context, _ in origin.values()} if c.count("BLANK") == 1}
+    later = [(text, context, prefix) for text in texts
+             for context, prefix in (origin[text],) if prefix and context in befores]
+    short = rule.splice_texts([(befores[context], prefix) for _, context, prefix in later])
+    spliced = {text: (context, s) for (text, context, _), s in zip(later, short) if s is not None}
     firsts = {context.replace("BLANK", mask_token): context for context, _ in spliced.values()}
     for first in firsts:  # a first input another (context, prefix) also makes is encoded whole, as a first
         spliced.pop(first, None)

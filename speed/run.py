@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from speed import report
 from speed.cell import CellSpec, InlineWorker, ProcessWorker
@@ -66,6 +66,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    metavar="IMPL", help="implementations (default: all; 'ours' is always run: ratios need it)")
     p.add_argument("--repeats", type=int, default=None,
                    help="timed runs per measurement; the median is reported (3; --smoke: 1)")
+    p.add_argument("--fixture-repeats", type=int, default=None,
+                   help="timed rounds of the fixture models' cells (default: --repeats). Their rounds take seconds "
+                        "against the base-sized models' minutes, so more of them cost little and steady their medians")
+    p.add_argument("--round-order", choices=("paired", "fixed"), default="paired",
+                   help="paired (default): each round runs ours and the floor (the study row: pll alone and the "
+                        "study) back to back, alternating which goes first, then the slow baselines; fixed: the "
+                        "--impls order every round (runs before the fourteenth issue-35 session)")
     p.add_argument("--warmup-items", type=int, default=None,
                    help="items in the warm-up run (default: 10 for fixture models, 1 for base-sized; "
                         "--smoke: none)")
@@ -140,6 +147,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.repeats = 1 if args.smoke else 3
     if args.repeats < 1:
         p.error("--repeats must be >= 1")
+    if args.fixture_repeats is not None and args.fixture_repeats < 1:
+        p.error("--fixture-repeats must be >= 1")
     if "ours" not in args.impls:
         args.impls = ["ours"] + args.impls
     args.out_folder = args.out is not None and (args.out.endswith(("/", os.sep)) or Path(args.out).is_dir())
@@ -224,7 +233,8 @@ def plan_cells(args: argparse.Namespace, data_dir: Path, fixtures_dir: Path) -> 
         if not methods:
             continue
         path = model_path(spec, fixtures_dir=fixtures_dir, cache_dir=args.model_cache)
-        info = {"name": spec.name, "origin": spec.origin, "note": spec.note, "kind": spec.kind, "path": str(path)}
+        info = {"name": spec.name, "origin": spec.origin, "note": spec.note, "kind": spec.kind, "size": spec.size,
+                "path": str(path)}
         for method in ([] if args.study_only else methods):
             dataset = METHOD_DATASET[method]
             n, n_base = sizes[spec.size][dataset], baselines[spec.size][dataset]
@@ -263,6 +273,37 @@ class Measurement:
     cells: list[CellSpec]
 
 
+PAIRED = ("ours", "floor", STUDY_IMPLEMENTATION)  # ours and what its fixture targets divide it by
+
+
+def round_order(impls: Sequence[str], r: int, mode: str = "paired") -> list[int]:
+    """The places in ``impls`` in the order round ``r`` (from 0) runs them.
+
+    ``paired``: ours and the implementation its close targets compare it with (the floor; in the
+    study row, ``pll`` alone against the study) run back to back, ours first in even rounds and
+    second in odd ones, then the slow baselines. The machine's speed moves between states within
+    seconds (tiny-bert ``crows-nangia``, thirteenth issue-35 session: ours 2.06-2.14 s in three rounds,
+    2.45-2.58 s in four), and a ratio of medians compares whichever state each side's median fell
+    in; times taken seconds apart share a state more often than times ~10 s apart, with the
+    reference loop and minicons between them. ``fixed``: ``impls`` as given, every round (the order
+    of every run before the fourteenth session).
+
+    >>> round_order(["ours", "reference-loop", "minicons", "floor"], 0)
+    [0, 3, 1, 2]
+    >>> round_order(["ours", "reference-loop", "minicons", "floor"], 1)
+    [3, 0, 1, 2]
+    >>> round_order(["ours", "reference-loop", "minicons", "floor"], 1, "fixed")
+    [0, 1, 2, 3]
+    """
+    if mode == "fixed":
+        return list(range(len(impls)))
+    if mode != "paired":
+        raise ValueError(f"unknown round order {mode!r} (paired, fixed)")
+    pair = [k for k, impl in enumerate(impls) if impl in PAIRED]
+    rest = [k for k in range(len(impls)) if k not in pair]
+    return (pair if r % 2 == 0 else pair[::-1]) + rest
+
+
 def measure(m: Measurement, args: argparse.Namespace, counter: str) -> dict[str, Any]:
     """Time every implementation of ``m`` in rounds (each once per round) and combine the results.
 
@@ -275,15 +316,17 @@ def measure(m: Measurement, args: argparse.Namespace, counter: str) -> dict[str,
                for c in m.cells]
     for w in workers:
         w.wait_ready()
-    for r in range(args.repeats):
+    repeats = args.fixture_repeats if m.model.get("size") == "fixture" and args.fixture_repeats else args.repeats
+    for r in range(repeats):
         times = []
-        for w in workers:
+        for k in round_order([c.impl for c in m.cells], r, args.round_order):
+            w = workers[k]
             if w.state.get("status") != "ready":
                 continue
             reply = w.run_once()
             times.append(f"{w.spec.impl} {reply['wall_s']:.3f} s" if reply.get("status") == "ok"
                          else f"{w.spec.impl} {reply.get('status')}")
-        print(f"[{counter}] round {r + 1}/{args.repeats}: " + "; ".join(times), file=sys.stderr, flush=True)
+        print(f"[{counter}] round {r + 1}/{repeats}: " + "; ".join(times), file=sys.stderr, flush=True)
     by_impl = {w.spec.impl: w.finish() for w in workers}
     for impl, res in by_impl.items():
         if res.get("status") != "ok":
@@ -360,7 +403,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "loadavg_start": load_start, "loadavg_end": loadavg()},
         "versions": _versions(),
         "git_commit": git_commit(),
-        "settings": {"repeats": args.repeats, "isolation": args.isolation, "threads": args.threads,
+        "settings": {"repeats": args.repeats, "fixture_repeats": args.fixture_repeats or args.repeats,
+                     "round_order": args.round_order, "isolation": args.isolation, "threads": args.threads,
                      "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
                      "malloc": {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")},
                      "ours_allocator": ours_allocator(),
@@ -388,7 +432,8 @@ def markdown(doc: dict[str, Any]) -> str:
             f"ours' allocator policy {st.get('ours_allocator', 'bounded')}, oneDNN primitive cache capacity "
             f"{st.get('onednn_primitive_cache') or 'default'}, TOKENIZERS_PARALLELISM "
             f"{st.get('tokenizers_parallelism', 'false') or 'unset'}), load average {m['loadavg_start']} → {m['loadavg_end']}, "
-            f"{st['repeats']} timed rounds (median), {doc['elapsed_s'] / 60:.1f} min.")
+            f"{_rounds(st)} timed rounds (median), {st.get('round_order', 'fixed')} round order, "
+            f"{doc['elapsed_s'] / 60:.1f} min.")
     parts = [head, "", report.summary_table(doc["results"]), "", report.detail_table(doc["results"]), "",
              "Study row (one run of the three masked-LM methods, one SharedWork, vs pll alone):", "",
              report.study_table(doc["results"]), "",
@@ -398,6 +443,12 @@ def markdown(doc: dict[str, Any]) -> str:
              *[f"Tokenizing: {n}" for n in report.tokenizing_notes(doc["results"])],
              *[f"Note: {n}" for n in doc["notes"]]]
     return "\n".join(parts) + "\n"
+
+
+def _rounds(settings: dict[str, Any]) -> str:
+    """The timed rounds per cell, as the header gives them ("5", or "9 (fixture models) / 5")."""
+    fixture = settings.get("fixture_repeats") or settings["repeats"]
+    return str(settings["repeats"]) if fixture == settings["repeats"] else f"{fixture} (fixture models) / {settings['repeats']}"
 
 
 def apply_environment(args: argparse.Namespace) -> None:

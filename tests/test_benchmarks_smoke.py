@@ -285,3 +285,28 @@ def test_a_failed_write_after_measuring_is_one_error_line_and_the_tables_stay(tm
     assert captured.out.strip() == "TABLES"
     assert captured.err.count("\n") == 1 and captured.err.startswith(f"error: cannot write the results to {tmp_path / 'bench.json'}: ")
     assert "no space left" in captured.err and not (tmp_path / "bench.md").exists()
+
+
+def test_fixture_repeats_and_paired_order(shared_dir: Path, tmp_path: Path, capsys) -> None:
+    """--fixture-repeats sets the fixture cells' rounds; each round runs ours and the floor back to back,
+    in alternating order, before the slow baselines (the log lists each round's times in run order)."""
+    out = tmp_path / "bench.json"
+    rc = main(["--smoke", "--isolation", "inline", "--threads", "1", "--models", "tiny-gpt2", "--repeats", "1",
+               "--fixture-repeats", "2", "--out", str(out), "--data-dir", str(shared_dir / "data"),
+               "--fixtures-dir", str(shared_dir / "fixtures" / "models")])
+    assert rc == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["settings"]["fixture_repeats"] == 2 and doc["settings"]["round_order"] == "paired"
+    (row,) = doc["results"]
+    assert {name: len(e["wall_s_runs"]) for name, e in row["implementations"].items()} == \
+        {"ours": 2, "reference-loop": 2, "floor": 2}
+    rounds = [line.split(": ", 1)[1] for line in capsys.readouterr().err.splitlines() if "] round " in line]
+    assert [[part.split(" ")[0] for part in line.split("; ")] for line in rounds] == \
+        [["ours", "floor", "reference-loop"], ["floor", "ours", "reference-loop"]]
+    assert "2 (fixture models) / 1 timed rounds" in out.with_suffix(".md").read_text(encoding="utf-8")
+
+
+def test_bad_fixture_repeats_is_refused(capsys) -> None:
+    with pytest.raises(SystemExit):
+        parse_args(["--fixture-repeats", "0"])
+    assert "--fixture-repeats must be >= 1" in capsys.readouterr().err

@@ -4,8 +4,8 @@ For every model and method: ``ours`` (the public API, cache off), ``reference-lo
 references' unbatched control flow), ``minicons`` (PLL methods only; optional dependency) and
 ``floor`` (only the unavoidable forward passes) score the same sentences with the same model.
 Each runs in its own process (peak RSS per implementation) and warms up; then ``--repeats``
-rounds time every implementation once each, in turn, so load changes on a shared machine hit
-all alike (medians of wall and process-CPU time). Every implementation's numbers are compared
+rounds time every implementation once each (ours and the floor back to back: :func:`round_order`),
+so load changes on a shared machine hit all alike (medians of wall and process-CPU time). Every implementation's numbers are compared
 with ours; the Markdown tables are printed and everything is written to a JSON file.
 
 Examples::

@@ -5,8 +5,9 @@ references' unbatched control flow), ``minicons`` (PLL methods only; optional de
 ``floor`` (only the unavoidable forward passes) score the same sentences with the same model.
 Each runs in its own process (peak RSS per implementation) and warms up; then ``--repeats``
 rounds time every implementation once each (ours and the floor back to back: :func:`round_order`),
-so load changes on a shared machine hit all alike (medians of wall and process-CPU time). Every implementation's numbers are compared
-with ours; the Markdown tables are printed and everything is written to a JSON file.
+so load changes on a shared machine hit all alike (medians of wall and process-CPU time). Every
+implementation's numbers are compared with ours; the Markdown tables are printed and everything is
+written to a JSON file.
 
 Examples::
 
@@ -147,7 +148,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.repeats = 1 if args.smoke else 3
     if args.repeats < 1:
         p.error("--repeats must be >= 1")
-    if args.fixture_repeats is not None and args.fixture_repeats < 1:
+    if args.fixture_repeats is None:
+        args.fixture_repeats = args.repeats
+    if args.fixture_repeats < 1:
         p.error("--fixture-repeats must be >= 1")
     if "ours" not in args.impls:
         args.impls = ["ours"] + args.impls
@@ -316,7 +319,7 @@ def measure(m: Measurement, args: argparse.Namespace, counter: str) -> dict[str,
                for c in m.cells]
     for w in workers:
         w.wait_ready()
-    repeats = args.fixture_repeats if m.model.get("size") == "fixture" and args.fixture_repeats else args.repeats
+    repeats = args.fixture_repeats if m.model["size"] == "fixture" else args.repeats
     for r in range(repeats):
         times = []
         for k in round_order([c.impl for c in m.cells], r, args.round_order):
@@ -403,7 +406,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "loadavg_start": load_start, "loadavg_end": loadavg()},
         "versions": _versions(),
         "git_commit": git_commit(),
-        "settings": {"repeats": args.repeats, "fixture_repeats": args.fixture_repeats or args.repeats,
+        "settings": {"repeats": args.repeats, "fixture_repeats": args.fixture_repeats,
                      "round_order": args.round_order, "isolation": args.isolation, "threads": args.threads,
                      "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
                      "malloc": {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")},
@@ -447,7 +450,7 @@ def markdown(doc: dict[str, Any]) -> str:
 
 def _rounds(settings: dict[str, Any]) -> str:
     """The timed rounds per cell, as the header gives them ("5", or "9 (fixture models) / 5")."""
-    fixture = settings.get("fixture_repeats") or settings["repeats"]
+    fixture = settings.get("fixture_repeats", settings["repeats"])
     return str(settings["repeats"]) if fixture == settings["repeats"] else f"{fixture} (fixture models) / {settings['repeats']}"
 
 

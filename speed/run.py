@@ -70,6 +70,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--fixture-repeats", type=int, default=None,
                    help="timed rounds of the fixture models' cells (default: --repeats). Their rounds take seconds "
                         "against the base-sized models' minutes, so more of them cost little and steady their medians")
+    p.add_argument("--fixture-baseline-repeats", type=int, default=None,
+                   help="timed rounds of the slow baselines (the reference loop, minicons) in the fixture models' "
+                        "cells: the first N of their rounds (default: every round). No target of these cells divides "
+                        "by them, and they take more than half of most fixture rounds: rounds of ours and the floor "
+                        "cost less without them")
     p.add_argument("--round-order", choices=("paired", "fixed"), default="paired",
                    help="paired (default): each round runs ours and the floor (the study row: pll alone and the "
                         "study) back to back, alternating which goes first, then the slow baselines; fixed: the "
@@ -152,6 +157,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.fixture_repeats = args.repeats
     if args.fixture_repeats < 1:
         p.error("--fixture-repeats must be >= 1")
+    if args.fixture_baseline_repeats is None:
+        args.fixture_baseline_repeats = args.fixture_repeats
+    if not 1 <= args.fixture_baseline_repeats <= args.fixture_repeats:
+        p.error("--fixture-baseline-repeats must be between 1 and --fixture-repeats")
     if "ours" not in args.impls:
         args.impls = ["ours"] + args.impls
     args.out_folder = args.out is not None and (args.out.endswith(("/", os.sep)) or Path(args.out).is_dir())
@@ -311,7 +320,8 @@ def measure(m: Measurement, args: argparse.Namespace, counter: str) -> dict[str,
     """Time every implementation of ``m`` in rounds (each once per round) and combine the results.
 
     Workers are started together (model loading is untimed), then each round runs every ready
-    implementation once, so a change in machine load during the measurement hits all alike.
+    implementation once, so a change in machine load during the measurement hits all alike; in a
+    fixture model's cell, the slow baselines only in the first ``--fixture-baseline-repeats`` rounds.
     """
     print(f"[{counter}] {m.model['name']} {m.method} {m.label}: starting {', '.join(c.impl for c in m.cells)}",
           file=sys.stderr, flush=True)
@@ -319,12 +329,14 @@ def measure(m: Measurement, args: argparse.Namespace, counter: str) -> dict[str,
                for c in m.cells]
     for w in workers:
         w.wait_ready()
-    repeats = args.fixture_repeats if m.model["size"] == "fixture" else args.repeats
+    fixture = m.model["size"] == "fixture"
+    repeats = args.fixture_repeats if fixture else args.repeats
+    baseline_repeats = args.fixture_baseline_repeats if fixture else repeats
     for r in range(repeats):
         times = []
         for k in round_order([c.impl for c in m.cells], r, args.round_order):
             w = workers[k]
-            if w.state.get("status") != "ready":
+            if w.state.get("status") != "ready" or (r >= baseline_repeats and w.spec.impl not in PAIRED):
                 continue
             reply = w.run_once()
             times.append(f"{w.spec.impl} {reply['wall_s']:.3f} s" if reply.get("status") == "ok"
@@ -407,6 +419,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "versions": _versions(),
         "git_commit": git_commit(),
         "settings": {"repeats": args.repeats, "fixture_repeats": args.fixture_repeats,
+                     "fixture_baseline_repeats": args.fixture_baseline_repeats,
                      "round_order": args.round_order, "isolation": args.isolation, "threads": args.threads,
                      "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
                      "malloc": {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")},
@@ -449,9 +462,19 @@ def markdown(doc: dict[str, Any]) -> str:
 
 
 def _rounds(settings: dict[str, Any]) -> str:
-    """The timed rounds per cell, as the header gives them ("5", or "9 (fixture models) / 5")."""
+    """The timed rounds per cell, as the header gives them.
+
+    >>> _rounds({"repeats": 5, "fixture_repeats": 5})
+    '5'
+    >>> _rounds({"repeats": 5, "fixture_repeats": 15, "fixture_baseline_repeats": 5})
+    '15 (fixture models; their slow baselines 5) / 5'
+    """
     fixture = settings.get("fixture_repeats", settings["repeats"])
-    return str(settings["repeats"]) if fixture == settings["repeats"] else f"{fixture} (fixture models) / {settings['repeats']}"
+    baselines = settings.get("fixture_baseline_repeats", fixture)
+    if fixture == settings["repeats"] and baselines == fixture:
+        return str(fixture)
+    slow = f"; their slow baselines {baselines}" if baselines != fixture else ""
+    return f"{fixture} (fixture models{slow}) / {settings['repeats']}"
 
 
 def apply_environment(args: argparse.Namespace) -> None:

@@ -306,6 +306,35 @@ def test_fixture_repeats_and_paired_order(shared_dir: Path, tmp_path: Path, caps
     assert "2 (fixture models) / 1 timed rounds" in out.with_suffix(".md").read_text(encoding="utf-8")
 
 
+def test_fixture_baseline_repeats_runs_the_slow_baselines_in_the_first_rounds_only(shared_dir: Path, tmp_path: Path,
+                                                                                  capsys) -> None:
+    """--fixture-baseline-repeats: the reference loop runs in the first N rounds of a fixture cell, ours and
+    the floor in every round; the settings and the header say so."""
+    out = tmp_path / "bench.json"
+    rc = main(["--smoke", "--isolation", "inline", "--threads", "1", "--models", "tiny-gpt2", "--repeats", "1",
+               "--fixture-repeats", "3", "--fixture-baseline-repeats", "1", "--out", str(out),
+               "--data-dir", str(shared_dir / "data"), "--fixtures-dir", str(shared_dir / "fixtures" / "models")])
+    assert rc == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["settings"]["fixture_baseline_repeats"] == 1
+    (row,) = doc["results"]
+    assert {name: len(e["wall_s_runs"]) for name, e in row["implementations"].items()} == \
+        {"ours": 3, "reference-loop": 1, "floor": 3}
+    rounds = [line.split(": ", 1)[1] for line in capsys.readouterr().err.splitlines() if "] round " in line]
+    assert [[part.split(" ")[0] for part in line.split("; ")] for line in rounds] == \
+        [["ours", "floor", "reference-loop"], ["floor", "ours"], ["ours", "floor"]]
+    assert "3 (fixture models; their slow baselines 1) / 1 timed rounds" in out.with_suffix(".md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("argv", [["--fixture-baseline-repeats", "0"],
+                                  ["--fixture-repeats", "2", "--fixture-baseline-repeats", "3"]])
+def test_bad_fixture_baseline_repeats_is_refused(argv, capsys) -> None:
+    with pytest.raises(SystemExit):
+        parse_args(argv)
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].endswith("error: --fixture-baseline-repeats must be between 1 and --fixture-repeats")
+
+
 def test_bad_fixture_repeats_is_refused(capsys) -> None:
     with pytest.raises(SystemExit):
         parse_args(["--fixture-repeats", "0"])

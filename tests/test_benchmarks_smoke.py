@@ -287,22 +287,28 @@ def test_a_failed_write_after_measuring_is_one_error_line_and_the_tables_stay(tm
     assert "no space left" in captured.err and not (tmp_path / "bench.md").exists()
 
 
+def _tiny_gpt2_rounds(shared_dir: Path, out: Path, capsys, *rounds_args: str) -> tuple[dict, dict[str, int], list[list[str]]]:
+    """An inline smoke run of tiny-gpt2 with ``rounds_args``: its JSON, the timed runs per implementation
+    and, from the log, each round's implementations in run order."""
+    rc = main(["--smoke", "--isolation", "inline", "--threads", "1", "--models", "tiny-gpt2", "--repeats", "1",
+               *rounds_args, "--out", str(out), "--data-dir", str(shared_dir / "data"),
+               "--fixtures-dir", str(shared_dir / "fixtures" / "models")])
+    assert rc == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    (row,) = doc["results"]
+    runs = {name: len(e["wall_s_runs"]) for name, e in row["implementations"].items()}
+    rounds = [line.split(": ", 1)[1] for line in capsys.readouterr().err.splitlines() if "] round " in line]
+    return doc, runs, [[part.split(" ")[0] for part in line.split("; ")] for line in rounds]
+
+
 def test_fixture_repeats_and_paired_order(shared_dir: Path, tmp_path: Path, capsys) -> None:
     """--fixture-repeats sets the fixture cells' rounds; each round runs ours and the floor back to back,
     in alternating order, before the slow baselines (the log lists each round's times in run order)."""
     out = tmp_path / "bench.json"
-    rc = main(["--smoke", "--isolation", "inline", "--threads", "1", "--models", "tiny-gpt2", "--repeats", "1",
-               "--fixture-repeats", "2", "--out", str(out), "--data-dir", str(shared_dir / "data"),
-               "--fixtures-dir", str(shared_dir / "fixtures" / "models")])
-    assert rc == 0
-    doc = json.loads(out.read_text(encoding="utf-8"))
+    doc, runs, order = _tiny_gpt2_rounds(shared_dir, out, capsys, "--fixture-repeats", "2")
     assert doc["settings"]["fixture_repeats"] == 2 and doc["settings"]["round_order"] == "paired"
-    (row,) = doc["results"]
-    assert {name: len(e["wall_s_runs"]) for name, e in row["implementations"].items()} == \
-        {"ours": 2, "reference-loop": 2, "floor": 2}
-    rounds = [line.split(": ", 1)[1] for line in capsys.readouterr().err.splitlines() if "] round " in line]
-    assert [[part.split(" ")[0] for part in line.split("; ")] for line in rounds] == \
-        [["ours", "floor", "reference-loop"], ["floor", "ours", "reference-loop"]]
+    assert runs == {"ours": 2, "reference-loop": 2, "floor": 2}
+    assert order == [["ours", "floor", "reference-loop"], ["floor", "ours", "reference-loop"]]
     assert "2 (fixture models) / 1 timed rounds" in out.with_suffix(".md").read_text(encoding="utf-8")
 
 
@@ -311,18 +317,11 @@ def test_fixture_baseline_repeats_runs_the_slow_baselines_in_the_first_rounds_on
     """--fixture-baseline-repeats: the reference loop runs in the first N rounds of a fixture cell, ours and
     the floor in every round; the settings and the header say so."""
     out = tmp_path / "bench.json"
-    rc = main(["--smoke", "--isolation", "inline", "--threads", "1", "--models", "tiny-gpt2", "--repeats", "1",
-               "--fixture-repeats", "3", "--fixture-baseline-repeats", "1", "--out", str(out),
-               "--data-dir", str(shared_dir / "data"), "--fixtures-dir", str(shared_dir / "fixtures" / "models")])
-    assert rc == 0
-    doc = json.loads(out.read_text(encoding="utf-8"))
+    doc, runs, order = _tiny_gpt2_rounds(shared_dir, out, capsys, "--fixture-repeats", "3",
+                                         "--fixture-baseline-repeats", "1")
     assert doc["settings"]["fixture_baseline_repeats"] == 1
-    (row,) = doc["results"]
-    assert {name: len(e["wall_s_runs"]) for name, e in row["implementations"].items()} == \
-        {"ours": 3, "reference-loop": 1, "floor": 3}
-    rounds = [line.split(": ", 1)[1] for line in capsys.readouterr().err.splitlines() if "] round " in line]
-    assert [[part.split(" ")[0] for part in line.split("; ")] for line in rounds] == \
-        [["ours", "floor", "reference-loop"], ["floor", "ours"], ["ours", "floor"]]
+    assert runs == {"ours": 3, "reference-loop": 1, "floor": 3}
+    assert order == [["ours", "floor", "reference-loop"], ["floor", "ours"], ["ours", "floor"]]
     assert "3 (fixture models; their slow baselines 1) / 1 timed rounds" in out.with_suffix(".md").read_text(encoding="utf-8")
 
 

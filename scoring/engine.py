@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
@@ -52,12 +53,23 @@ class Launched(Protocol):
     def result(self) -> list[list[float]]: ...
 
 
+TIMING_FIELDS = ("launch_s", "read_s")  # RunStats.to_dict()'s wall-time entries: they differ between any two runs
+
+
 @dataclass
 class RunStats:
     """What :func:`execute` did (for the provenance): forward rows run and reused, every
     out-of-memory halving as ``(rows before, rows after)``, whether each commit group's
     host work overlapped the next group's forward passes (``overlap``), and whether the commit
-    groups' rows ran as one launch, cut into batches together (``one_launch``)."""
+    groups' rows ran as one launch, cut into batches together (``one_launch``).
+
+    ``launch_s`` and ``read_s`` say where the run's time went: wall seconds spent launching the
+    batches (on a device that runs synchronously, CPU, the forward passes themselves; on CUDA,
+    queueing them) and bringing their values back to the host (on CUDA, waiting for the device).
+    Their sum is the host's time in the model; the rest of the run's wall time is host work
+    (tokenizing, planning, reduction, records). Issue 35 needed it to tell a slow forward pass
+    from slow host work.
+    """
 
     rows_computed: int = 0
     rows_reused: int = 0
@@ -65,11 +77,14 @@ class RunStats:
     oom_halvings: list[tuple[int, int]] = field(default_factory=list)
     overlap: bool = False
     one_launch: bool = False
+    launch_s: float = 0.0
+    read_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        """The provenance's ``run.execution``: the counts, then the :data:`TIMING_FIELDS`."""
         return {"rows_computed": self.rows_computed, "rows_reused": self.rows_reused, "batches": self.batches,
                 "oom_halvings": [list(h) for h in self.oom_halvings], "overlap": self.overlap,
-                "one_launch": self.one_launch}
+                "one_launch": self.one_launch, "launch_s": round(self.launch_s, 4), "read_s": round(self.read_s, 4)}
 
 
 def out_of_memory_errors() -> tuple[type[BaseException], ...]:
@@ -307,7 +322,9 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
         """Cut the launch's rows into batches and queue them."""
         rows = launch.batch_rows()
         for batch in space.batches(rows, batch_tokens, overhead_tokens):
+            began = time.perf_counter()
             launch.launched += launch_halving(launch_batch, batch, stats, oom)
+            stats.launch_s += time.perf_counter() - began
             stats.batches += 1
             stats.rows_computed += len(batch)
         return launch
@@ -320,7 +337,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
         """Bring the launch in flight to the host now."""
         nonlocal in_flight
         if in_flight is not None:
-            ready.append(_read(in_flight, shared))
+            ready.append(_read(in_flight, shared, stats))
             in_flight = None
 
     def queued(launch: _Launch) -> None:
@@ -330,7 +347,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
         if overlap:
             in_flight = launch
         else:
-            ready.append(_read(launch, shared))
+            ready.append(_read(launch, shared, stats))
 
     def finish_ready() -> None:
         """Reduce and commit every launch read back so far, in order."""
@@ -384,7 +401,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
         with contextlib.suppress(Exception):
             finish_ready()
             if in_flight is not None:
-                finish(_read(in_flight, shared))
+                finish(_read(in_flight, shared, stats))
         raise
     finally:
         if bar is not None:
@@ -400,11 +417,14 @@ def _small(space: Space, left: Any, rows: Any, batch_tokens: int) -> bool:
     return 2 * padded_cost(len(left), space.longest(left)) <= batch_tokens
 
 
-def _read(launch: _Launch, shared: dict[Any, float] | None) -> _Launch:
-    """Bring the launch's batches to the host: into its groups' ``values`` (and ``shared`` when given)."""
+def _read(launch: _Launch, shared: dict[Any, float] | None, stats: RunStats) -> _Launch:
+    """Bring the launch's batches to the host: into its groups' ``values`` (and ``shared`` when given);
+    the time it took is added to ``stats.read_s``."""
+    began = time.perf_counter()
     values = launch.groups[0].values if len(launch.groups) == 1 else {}
     for batch, launched in launch.launched:
         launch.space.read(batch, launched, values, shared)
+    stats.read_s += time.perf_counter() - began
     if len(launch.groups) > 1 and not launch.space.keeps_values:
         for group in launch.groups:
             for key in group.to_run:

@@ -68,6 +68,7 @@ class _Session:
         self.spec, self.timing, self.output = spec, Timing(), None
         self.first_scores: dict[str, float] | None = None
         self.drift = 0.0  # max |Δ| between this implementation's own runs (determinism)
+        self.model_s: list[float] = []  # per timed run, its seconds in the model (runners with ``model_seconds``)
         impl = get_implementation(spec.impl)
         reason = impl.unavailable()
         if reason is None and spec.method not in impl.methods:
@@ -104,6 +105,8 @@ class _Session:
             timing.wall_s[0], timing.cpu_s[0] = self.runner.measured(self.output)
         for name in ("wall_s", "cpu_s", "warmup_wall_s", "loadavg_1min"):
             getattr(self.timing, name).extend(getattr(timing, name))
+        if hasattr(self.runner, "model_seconds"):  # untimed: read from the run's own record
+            self.model_s.append(self.runner.model_seconds(self.output))
         scores = self.runner.scores(self.output)  # untimed
         if self.first_scores is None:
             self.first_scores = scores
@@ -136,6 +139,7 @@ class _Session:
             "max_abs_diff_between_runs": self.drift,
             "scores": scores,
             "extra": runner.extra(self.output) if hasattr(runner, "extra") else None,
+            "model_s_runs": self.model_s or None,
         }
 
 

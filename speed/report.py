@@ -7,7 +7,8 @@ flagged, not reported as a win.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import statistics
+from typing import Any, Mapping, Sequence
 
 from speed.specs import COMPARED, SLOW_BASELINES, TOLERANCE, within_tolerance
 
@@ -92,6 +93,8 @@ def combine(model: Mapping[str, Any], method: str, dataset: str, cells: Mapping[
             entry.update(agreement(method, cell["scores"], ours_scores, subset=name in SLOW_BASELINES))
         if cell.get("extra"):
             entry["extra"] = cell["extra"]
+        if cell.get("model_s_runs"):
+            entry.update(model_split(t["wall_s_runs"], cell["model_s_runs"]))
         impls[name] = entry
     ratios = _ratios(impls)
     compared = [v for k, v in impls.items() if k != "ours" and v.get("status") == "ok" and "agrees" in v]
@@ -105,6 +108,18 @@ def combine(model: Mapping[str, Any], method: str, dataset: str, cells: Mapping[
         "max_abs_diff": max((v["max_abs_diff"] for v in compared), default=None),
         "numbers_agree": all(v["agrees"] for v in compared) if compared else None,
     }
+
+
+def model_split(wall_s_runs: Sequence[float], model_s_runs: Sequence[float]) -> dict[str, Any]:
+    """Where ours' rounds went: each round's seconds in the model (forward passes on the CPU) and
+    the rest, its host work, with their medians over the rounds.
+
+    >>> model_split([2.0, 2.6, 2.1], [1.8, 2.4, 1.9])["host_s_median"]
+    0.2
+    """
+    host = [round(w - m, 6) for w, m in zip(wall_s_runs, model_s_runs)]
+    return {"model_s_runs": list(model_s_runs), "model_s_median": statistics.median(model_s_runs),
+            "host_s_runs": host, "host_s_median": statistics.median(host)}
 
 
 def _ratios(impls: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,6 +146,9 @@ def _ratios(impls: Mapping[str, Any]) -> dict[str, Any]:
                 per = floor["n_sentences"] / other["n_sentences"]
                 out[f"speedup_vs_{key}_reachable"] = other["wall_s_median"] * per / floor["wall_s_median"]
         out["ours_over_floor"] = ours["wall_s_median"] / floor["wall_s_median"]
+        if ours.get("model_s_median") is not None:
+            # the same forward work: ours' time in the model against the floor's (what the host adds is apart)
+            out["ours_model_over_floor"] = ours["model_s_median"] / floor["wall_s_median"]
         out["ours_over_floor_cpu"] = ours["cpu_s_median"] / floor["cpu_s_median"]
         tokenize = (floor.get("extra") or {}).get("tokenize_wall_s_median")
         if tokenize is not None and floor["wall_s_median"]:
@@ -240,6 +258,24 @@ def study_table(results: list[dict[str, Any]]) -> str:
                      f"| {_fmt(q.get('study_over_pll'), '.2f')} | {_fmt(q.get('study_over_pll_cpu'), '.2f')} "
                      f"| {diffs or '—'} | {alone:,} → {together:,} |")
     return "\n".join(lines)
+
+
+def split_table(results: list[dict[str, Any]]) -> str:
+    """Where ours' time went, beside the floor's: its seconds in the model (the forward passes on
+    the CPU) and its host work, the medians over the rounds, and the tokenizing the floor allows."""
+    lines = ["| model | method | ours wall s | ours in the model s | ours host s | floor s | tokenizing s "
+             "| ours in the model / floor | ours host − tokenizing s |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        o, f = r["implementations"].get("ours", {}), r["implementations"].get("floor", {})
+        if o.get("model_s_median") is None or f.get("status") != "ok":
+            continue
+        tokenize = (f.get("extra") or {}).get("tokenize_wall_s_median")
+        beyond = o["host_s_median"] - tokenize if tokenize is not None else None
+        lines.append(f"| {r['model']} | {r['method']} | {_fmt(o['wall_s_median'])} | {_fmt(o['model_s_median'])} "
+                     f"| {_fmt(o['host_s_median'])} | {_fmt(f['wall_s_median'])} | {_fmt(tokenize)} "
+                     f"| {_fmt(r['ratios'].get('ours_model_over_floor'), '.2f')} | {_fmt(beyond)} |")
+    return "\n".join(lines) if len(lines) > 2 else "(no cell with both ours' split and the floor)"
 
 
 def memory_table(memory: Mapping[str, Any] | None) -> str:

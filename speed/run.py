@@ -451,6 +451,9 @@ def markdown(doc: dict[str, Any]) -> str:
             f"{_rounds(st)} timed rounds (median), {st.get('round_order', 'fixed')} round order, "
             f"{doc['elapsed_s'] / 60:.1f} min.")
     parts = [head, "", report.summary_table(doc["results"]), "", report.detail_table(doc["results"]), "",
+             "Where ours' time went (medians over the rounds; in the model: launching the batches and reading "
+             "their values back, on the CPU the forward passes; host: the rest):", "",
+             report.split_table(doc["results"]), "",
              "Study row (one run of the three masked-LM methods, one SharedWork, vs pll alone):", "",
              report.study_table(doc["results"]), "",
              "Memory (BERT-base-sized, stereoset-mlm, ours' default allocator policy):", "",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from stereoset_eval.scoring.settings import within_tolerance
 
@@ -61,3 +61,11 @@ def rows_agree(ours: Mapping[str, object], theirs: Mapping[str, object], *, exac
     assert ours.keys() == theirs.keys(), f"{len(set(ours) ^ set(theirs))} cache keys differ"
     bad = [k for k in ours if not values_agree(ours[k], theirs[k], exact=exact)]
     assert not bad, f"{len(bad)} cached values differ, e.g. {ours[bad[0]]!r} vs {theirs[bad[0]]!r}"
+
+
+def execution_counts(score_set: Any) -> dict[str, Any]:
+    """A run's ``run.execution`` provenance without its wall times (the engine's ``TIMING_FIELDS``):
+    the counts two executions of the same batches share."""
+    from stereoset_eval.scoring.engine import TIMING_FIELDS
+
+    return {k: v for k, v in score_set.provenance["run"]["execution"].items() if k not in TIMING_FIELDS}

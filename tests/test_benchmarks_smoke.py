@@ -77,6 +77,25 @@ def test_study_row_equals_separate_runs_and_shares_rows(bench: tuple[int, dict, 
     assert sum(v["in_study"] for v in rows.values()) < sum(v["alone"] for v in rows.values())
 
 
+def test_ours_rounds_are_split_into_the_model_and_host_work(bench: tuple[int, dict, Path]) -> None:
+    """Each of ours' rounds is split into its seconds in the model (the run's ``launch_s`` + ``read_s``)
+    and the rest, its host work; the split is compared with the floor, cell by cell, in its own table."""
+    _, doc, out = bench
+    md = out.with_suffix(".md").read_text(encoding="utf-8")
+    assert "| ours in the model / floor |" in md
+    for r in doc["results"]:
+        if r["method"] == "study":
+            continue
+        ours = r["implementations"]["ours"]
+        assert len(ours["model_s_runs"]) == len(ours["host_s_runs"]) == ours["rounds"]
+        for wall, model, host in zip(ours["wall_s_runs"], ours["model_s_runs"], ours["host_s_runs"]):
+            assert 0 < model < wall and host == pytest.approx(wall - model, abs=1e-6)
+        assert r["ratios"]["ours_model_over_floor"] == pytest.approx(
+            ours["model_s_median"] / r["implementations"]["floor"]["wall_s_median"])
+        assert f"| {r['model']} | {r['method']} | {ours['wall_s_median']:.3g} |" in md
+        assert "model_s_runs" not in r["implementations"]["floor"]  # only ours reports its run's split
+
+
 def test_floor_times_the_tokenizing_of_every_distinct_text_apart(bench: tuple[int, dict, Path], shared_dir: Path) -> None:
     _, doc, out = bench
     by = {(r["model"], r["method"]): r for r in doc["results"]}

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.score_tolerance import execution_counts
+
 BUDGET = 160  # tokens per batch: several commit groups on a few CrowS-Pairs pairs
 
 
@@ -89,7 +91,7 @@ def test_overlap_keeps_batches_values_and_commits_and_moves_only_the_waits(model
     assert len(seq_log.commits) >= 3  # several groups, or there is nothing to overlap
     assert _numbers(seq) == _numbers(over)  # the same batches: bit-identical
     assert seq_log.commits == over_log.commits  # the same groups, committed in the same order
-    assert seq.provenance["run"]["execution"] == {**over.provenance["run"]["execution"], "overlap": False}
+    assert execution_counts(seq) == {**execution_counts(over), "overlap": False}
     assert over.provenance["run"]["execution"]["overlap"] is True
     # sequential: each group is launched, read back and committed before the next is launched
     assert re.fullmatch(r"(L+R+C)+", seq_log.string()), seq_log.string()
@@ -240,3 +242,35 @@ def test_a_row_waiting_with_small_groups_is_not_run_twice(overlap):
     assert batches == [[(7, 8)], [(9, 10), (11, 12), (13, 14)]]  # D's input once
     assert (stats.rows_computed, stats.rows_reused) == (4, 4)
     assert [r[0].score for r in results] == [-0.5, -0.5, -0.5, -7.0, -9.0, -11.0, -13.0, -7.0]
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_the_run_records_the_time_spent_launching_and_reading_back(overlap, crows_items, tmp_path, monkeypatch):
+    """``run.execution``'s ``launch_s`` and ``read_s`` hold the time spent in the scorer's launches
+    and read-backs (here each made 20 ms slower), within the run's wall time; host work is the rest."""
+    import time
+
+    from stereoset_eval.scoring.fake import FakeScorer
+
+    monkeypatch.setattr(FakeScorer, "asynchronous", overlap)
+    real_launch = FakeScorer.launch
+
+    class SlowRead:
+        def __init__(self, inner) -> None:
+            self.inner = inner
+
+        def result(self):
+            time.sleep(0.02)
+            return self.inner.result()
+
+    def slow_launch(self, rows):
+        time.sleep(0.02)
+        return SlowRead(real_launch(self, rows))
+
+    monkeypatch.setattr(FakeScorer, "launch", slow_launch)
+    run = _score(crows_items[:12], "fake:masked", "pll", tmp_path / "cache")
+    execution, wall = run.provenance["run"]["execution"], run.provenance["run"]["wall_time_s"]
+    assert execution["batches"] >= 3
+    assert execution["launch_s"] >= 0.02 * execution["batches"]
+    assert execution["read_s"] >= 0.02 * execution["batches"]
+    assert execution["launch_s"] + execution["read_s"] <= wall + 1e-3

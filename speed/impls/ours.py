@@ -36,6 +36,13 @@ class OursRunner:
             return {r.sentence_id: float(r.extra["unrounded"]) for r in score_set.records}
         return {r.sentence_id: float(r.score) for r in score_set.records}
 
+    def model_seconds(self, score_set: Any) -> float:
+        """The run's seconds in the model: launching its batches and reading their values back
+        (``run.execution``'s ``launch_s`` + ``read_s``; on the CPU, the forward passes). The rest of
+        its wall time is host work."""
+        execution = score_set.provenance["run"]["execution"]
+        return execution["launch_s"] + execution["read_s"]
+
     def scored_tokens(self, score_set: Any) -> int:
         """Tokens whose (pseudo-)log-probability the method scored (the tok/s numerator)."""
         return sum(r.n_tokens for r in score_set.records)

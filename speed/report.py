@@ -165,6 +165,9 @@ def _ratios(impls: Mapping[str, Any]) -> dict[str, Any]:
     if study.get("status") == "ok":
         out["study_over_pll"] = study["wall_s_median"] / ours["wall_s_median"]
         out["study_over_pll_cpu"] = study["cpu_s_median"] / ours["cpu_s_median"]
+        if study.get("model_s_median") is not None and ours.get("model_s_median"):
+            # the forward work the study adds to pll's, apart from the host work it adds
+            out["study_model_over_pll_model"] = study["model_s_median"] / ours["model_s_median"]
     return out
 
 
@@ -243,8 +246,9 @@ def _target(name: str, value: float | None, op: str, threshold: float, agree: bo
 def study_table(results: list[dict[str, Any]]) -> str:
     """The study rows: three methods in one run vs pll alone, and what sharing saved."""
     lines = ["| model | data | pll alone s | study (3 methods) s | study / pll | study / pll (CPU) "
+             "| in the model: study / pll | host s: pll → study "
              "| max \\|Δ\\| vs each method alone | forward rows: alone (sum) → study |",
-             "|---|---|---:|---:|---:|---:|---|---:|"]
+             "|---|---|---:|---:|---:|---:|---:|---:|---|---:|"]
     for r in results:
         if r["method"] != "study":
             continue
@@ -256,6 +260,8 @@ def study_table(results: list[dict[str, Any]]) -> str:
         together = sum(v["in_study"] for v in rows.values())
         lines.append(f"| {r['model']} | {r['dataset']} | {_fmt(o.get('wall_s_median'))} | {_fmt(st.get('wall_s_median'))} "
                      f"| {_fmt(q.get('study_over_pll'), '.2f')} | {_fmt(q.get('study_over_pll_cpu'), '.2f')} "
+                     f"| {_fmt(q.get('study_model_over_pll_model'), '.2f')} "
+                     f"| {_fmt(o.get('host_s_median'))} → {_fmt(st.get('host_s_median'))} "
                      f"| {diffs or '—'} | {alone:,} → {together:,} |")
     return "\n".join(lines)
 

@@ -23,6 +23,7 @@ from speed.cell import CellSpec, InlineWorker, ProcessWorker  # noqa: E402
 from speed.impls.minicons_pll import unavailable as minicons_unavailable  # noqa: E402
 from speed.models import model_path  # noqa: E402
 from speed import run as bench_run  # noqa: E402
+from speed import process_modes  # noqa: E402
 from speed.run import apply_environment, main, parse_args  # noqa: E402
 
 MODELS = ("tiny-bert", "tiny-gpt2")
@@ -75,6 +76,11 @@ def test_study_row_equals_separate_runs_and_shares_rows(bench: tuple[int, dict, 
     rows = extra["forward_rows"]
     assert rows["crows-nangia"]["in_study"] == 0 < rows["crows-nangia"]["alone"]  # all read from pll's rows
     assert sum(v["in_study"] for v in rows.values()) < sum(v["alone"] for v in rows.values())
+    # the study's rounds are split like ours' (its three methods' time in the model, then host work)
+    study, alone_pll = row["implementations"]["ours-study"], row["implementations"]["ours"]
+    assert len(study["model_s_runs"]) == len(study["host_s_runs"]) == study["rounds"]
+    assert row["ratios"]["study_model_over_pll_model"] == pytest.approx(
+        study["model_s_median"] / alone_pll["model_s_median"])
 
 
 def test_ours_rounds_are_split_into_the_model_and_host_work(bench: tuple[int, dict, Path]) -> None:
@@ -252,7 +258,7 @@ def test_bad_reference_autograd_mode_is_refused() -> None:
         reference_loop.uses_autograd("crows-nangia", "sometimes")
 
 
-@pytest.mark.parametrize("module", [specs, report, inputs, reference_loop, floor, bench_run])
+@pytest.mark.parametrize("module", [specs, report, inputs, reference_loop, floor, bench_run, process_modes])
 def test_benchmark_doctests(module: object) -> None:
     # pytest collects doctests with --ignore=benchmarks, so the benchmark's doctests run here
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
@@ -357,3 +363,25 @@ def test_bad_fixture_repeats_is_refused(capsys) -> None:
     with pytest.raises(SystemExit):
         parse_args(["--fixture-repeats", "0"])
     assert "--fixture-repeats must be >= 1" in capsys.readouterr().err
+
+
+def test_process_modes_runs_every_process_in_rotating_turns(shared_dir: Path, capsys) -> None:
+    """``speed.process_modes``: each implementation in its own processes, a round of each per turn,
+    every process's rounds and median printed as one table."""
+    rc = process_modes.main(["--model", "tiny-bert", "--method", "pll", "--processes", "1", "--rounds", "2",
+                             "--items", "3", "--data-dir", str(shared_dir / "data"),
+                             "--fixtures-dir", str(shared_dir / "fixtures" / "models")])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert "| round | ours 1 | floor 1 |" in out and "| 2 |" in out and "| median |" in out
+    assert "round 1: ours 1 " in err and "round 2: floor 1 " in err  # turn 2 starts with the floor
+
+
+@pytest.mark.parametrize(("argv", "problem"), [(["--processes", "0"], "--processes must be at least 1"),
+                                               (["--rounds", "0"], "--rounds must be at least 1"),
+                                               (["--items", "0"], "--items must be at least 1"),
+                                               (["--model", "tiny-gpt2", "--method", "pll"], "tiny-gpt2 has no method pll")])
+def test_process_modes_refuses_bad_arguments_in_one_line(argv: list[str], problem: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        process_modes.parse_args(argv)
+    assert exit_info.value.code == 2 and problem in capsys.readouterr().err

@@ -59,6 +59,12 @@ class StudyRunner:
     def scores(self, output: dict[str, Any]) -> dict[str, float]:
         return _comparable(output["pll"])
 
+    def model_seconds(self, output: dict[str, Any]) -> float:
+        """The run's seconds in the model, over its three methods (each one's ``run.execution``
+        ``launch_s`` + ``read_s``); the rest of its wall time is host work."""
+        executions = [output[m].provenance["run"]["execution"] for m in STUDY_METHODS]
+        return sum(e["launch_s"] + e["read_s"] for e in executions)
+
     def scored_tokens(self, output: dict[str, Any]) -> int:
         return sum(r.n_tokens for r in output["pll"].records)
 

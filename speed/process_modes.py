@@ -98,14 +98,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, worker in workers.items():
             state = worker.wait_ready()
             if state.get("status") != "ready":
-                print(f"speed.process_modes: {name} did not start: {state.get('reason', state)}", file=sys.stderr)
+                print(f"error: speed.process_modes: {name} did not start: {state.get('reason', state)}", file=sys.stderr)
                 return 1
         for turn in range(args.rounds):
             order = rotation(names, turn)
             for name in order:
                 reply = workers[name].run_once()
                 if reply.get("status") != "ok":
-                    print(f"speed.process_modes: {name}, round {turn + 1}: {reply.get('reason', reply)}", file=sys.stderr)
+                    print(f"error: speed.process_modes: {name}, round {turn + 1}: {reply.get('reason', reply)}", file=sys.stderr)
                     return 1
                 times[name].append(reply["wall_s"])
             print(f"round {turn + 1}: " + ", ".join(f"{n} {times[n][-1]:.3f} s" for n in order), file=sys.stderr, flush=True)

@@ -385,3 +385,13 @@ def test_process_modes_refuses_bad_arguments_in_one_line(argv: list[str], proble
     with pytest.raises(SystemExit) as exit_info:
         process_modes.parse_args(argv)
     assert exit_info.value.code == 2 and problem in capsys.readouterr().err
+
+
+def test_process_modes_reports_a_worker_that_cannot_start_in_one_error_line(shared_dir: Path, tmp_path: Path,
+                                                                           capsys) -> None:
+    rc = process_modes.main(["--impls", "ours", "--processes", "1", "--rounds", "1", "--data-dir", str(tmp_path),
+                             "--fixtures-dir", str(shared_dir / "fixtures" / "models")])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert [line for line in err.splitlines() if line.startswith("error:")] == err.strip().splitlines()[-1:]
+    assert err.strip().splitlines()[-1].startswith("error: speed.process_modes: ours 1 did not start: setup failed")

@@ -53,6 +53,14 @@ class Implementation:
     unavailable: Callable[[], str | None] = lambda: None
 
 
+def seconds_in_model(score_set: Any) -> float:
+    """A score set's seconds in the model: launching its batches and reading their values back
+    (``run.execution``'s ``launch_s`` + ``read_s``; on the CPU, the forward passes). The rest of its
+    run's wall time is host work."""
+    execution = score_set.provenance["run"]["execution"]
+    return execution["launch_s"] + execution["read_s"]
+
+
 def _registry() -> dict[str, Implementation]:
     from speed.impls import floor, minicons_pll, ours, ours_study, reference_loop
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from speed.impls import CellContext, Implementation
+from speed.impls import CellContext, Implementation, seconds_in_model
 from speed.specs import ALL_METHODS
 from stereoset_eval.foundation.items import Item
 
@@ -37,11 +37,8 @@ class OursRunner:
         return {r.sentence_id: float(r.score) for r in score_set.records}
 
     def model_seconds(self, score_set: Any) -> float:
-        """The run's seconds in the model: launching its batches and reading their values back
-        (``run.execution``'s ``launch_s`` + ``read_s``; on the CPU, the forward passes). The rest of
-        its wall time is host work."""
-        execution = score_set.provenance["run"]["execution"]
-        return execution["launch_s"] + execution["read_s"]
+        """The run's seconds in the model (:func:`~speed.impls.seconds_in_model`); the rest is host work."""
+        return seconds_in_model(score_set)
 
     def scored_tokens(self, score_set: Any) -> int:
         """Tokens whose (pseudo-)log-probability the method scored (the tok/s numerator)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from speed.impls import CellContext, Implementation
+from speed.impls import CellContext, Implementation, seconds_in_model
 from speed.specs import STUDY_METHODS
 from stereoset_eval.foundation.items import Item
 
@@ -60,10 +60,9 @@ class StudyRunner:
         return _comparable(output["pll"])
 
     def model_seconds(self, output: dict[str, Any]) -> float:
-        """The run's seconds in the model, over its three methods (each one's ``run.execution``
-        ``launch_s`` + ``read_s``); the rest of its wall time is host work."""
-        executions = [output[m].provenance["run"]["execution"] for m in STUDY_METHODS]
-        return sum(e["launch_s"] + e["read_s"] for e in executions)
+        """The run's seconds in the model over its three methods (:func:`~speed.impls.seconds_in_model`
+        of each); the rest of its wall time is host work."""
+        return sum(seconds_in_model(output[m]) for m in STUDY_METHODS)
 
     def scored_tokens(self, output: dict[str, Any]) -> int:
         return sum(r.n_tokens for r in output["pll"].records)

@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 from speed import report
 from speed.cell import CellSpec, InlineWorker, ProcessWorker
-from speed.impls import IMPLEMENTATION_NAMES, STUDY_IMPLEMENTATION, get_implementation
+from speed.impls import IMPLEMENTATION_NAMES, STUDY_FLOOR_IMPLEMENTATION, STUDY_IMPLEMENTATION, get_implementation
 from speed.measure import loadavg
 from speed.models import default_model_cache, model_path
 from speed.specs import (
@@ -270,7 +270,8 @@ def plan_cells(args: argparse.Namespace, data_dir: Path, fixtures_dir: Path) -> 
                               threads=args.threads, batch_tokens=args.batch_tokens,
                               minicons_batch_size=args.minicons_batch_size, device=args.device,
                               reference_autograd=args.reference_autograd)
-                     for impl, method in (("ours", "pll"), (STUDY_IMPLEMENTATION, "study"))]
+                     for impl, method in (("ours", "pll"), (STUDY_IMPLEMENTATION, "study"),
+                                          (STUDY_FLOOR_IMPLEMENTATION, "study"))]
             plan.append(Measurement(info, "study", _label("crows-pairs", n, n, []), cells))
     return plan
 
@@ -285,7 +286,7 @@ class Measurement:
     cells: list[CellSpec]
 
 
-PAIRED = ("ours", "floor", STUDY_IMPLEMENTATION)  # ours and what its fixture targets divide it by
+PAIRED = ("ours", "floor", STUDY_IMPLEMENTATION, STUDY_FLOOR_IMPLEMENTATION)  # ours and what its fixture targets divide it by
 
 
 def round_order(impls: Sequence[str], r: int, mode: str = "paired") -> list[int]:
@@ -454,7 +455,9 @@ def markdown(doc: dict[str, Any]) -> str:
              "Where ours' time went (medians over the rounds; in the model: launching the batches and reading "
              "their values back, on the CPU the forward passes; host: the rest):", "",
              report.split_table(doc["results"]), "",
-             "Study row (one run of the three masked-LM methods, one SharedWork, vs pll alone):", "",
+             "Study row (one run of the three masked-LM methods, one SharedWork, vs pll alone; the study floor: "
+             "the distinct inputs of the three methods together, only their forward passes; lowest reachable: "
+             "the study floor plus the tokenizing of the study's distinct texts):", "",
              report.study_table(doc["results"]), "",
              "Memory (BERT-base-sized, stereoset-mlm, ours' default allocator policy):", "",
              report.memory_table(doc.get("memory")), "",

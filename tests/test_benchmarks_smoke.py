@@ -83,6 +83,30 @@ def test_study_row_equals_separate_runs_and_shares_rows(bench: tuple[int, dict, 
         study["model_s_median"] / alone_pll["model_s_median"])
 
 
+def test_study_floor_runs_the_studys_distinct_inputs_once(bench: tuple[int, dict, Path]) -> None:
+    """The study row's floor runs the three methods' distinct inputs together, the rows ours' study
+    runs (each masked input once), and gives pll's numbers; the study's lowest reachable time over
+    pll alone is reported, and is the target's best reachable value."""
+    _, doc, out = bench
+    (row,) = [r for r in doc["results"] if r["method"] == "study"]
+    floor_entry = row["implementations"]["study-floor"]
+    assert floor_entry["status"] == "ok" and floor_entry["agrees"] is True and floor_entry["max_abs_diff"] <= 1e-4
+    in_study = row["implementations"]["ours-study"]["extra"]["forward_rows"]
+    assert floor_entry["extra"]["forward_rows"] == sum(v["in_study"] for v in in_study.values())
+    # one memo for the three methods, as ours' study shares one: each sentence is encoded once (with
+    # word ids, for pll), and the other two methods read their ids from it
+    (pll_cell,) = [r for r in doc["results"] if r["model"] == row["model"] and r["method"] == "pll"]
+    assert floor_entry["extra"]["tokenized_texts"] == pll_cell["implementations"]["floor"]["extra"]["tokenized_texts"]
+    q, alone = row["ratios"], row["implementations"]["ours"]["wall_s_median"]
+    lowest = floor_entry["wall_s_median"] + floor_entry["extra"]["tokenize_wall_s_median"]
+    assert q["study_lowest_reachable_over_pll"] == pytest.approx(lowest / alone)
+    assert q["study_over_lowest_reachable"] == pytest.approx(row["implementations"]["ours-study"]["wall_s_median"] / lowest)
+    (target,) = [t for t in doc["targets"] if t["target"].startswith(f"{row['model']} study")]
+    assert target["lowest_reachable"] == q["study_lowest_reachable_over_pll"]
+    md = out.with_suffix(".md").read_text(encoding="utf-8")
+    assert "| lowest reachable / pll | study / lowest reachable |" in md
+
+
 def test_ours_rounds_are_split_into_the_model_and_host_work(bench: tuple[int, dict, Path]) -> None:
     """Each of ours' rounds is split into its seconds in the model (the run's ``launch_s`` + ``read_s``)
     and the rest, its host work; the split is compared with the floor, cell by cell, in its own table."""

@@ -66,11 +66,12 @@ def _registry() -> dict[str, Implementation]:
 
     return {impl.name: impl for impl in (ours.IMPLEMENTATION, reference_loop.IMPLEMENTATION,
                                          minicons_pll.IMPLEMENTATION, floor.IMPLEMENTATION,
-                                         ours_study.IMPLEMENTATION)}
+                                         ours_study.IMPLEMENTATION, floor.STUDY_FLOOR)}
 
 
 IMPLEMENTATION_NAMES: tuple[str, ...] = ("ours", "reference-loop", "minicons", "floor")
 STUDY_IMPLEMENTATION = "ours-study"  # runs in the study row only (speed.run plans it there)
+STUDY_FLOOR_IMPLEMENTATION = "study-floor"  # the study row's floor (speed.impls.floor.StudyFloorRunner)
 
 
 def get_implementation(name: str) -> Implementation:

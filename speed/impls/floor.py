@@ -34,17 +34,21 @@ context's first masked input whole and splices the later pieces' inputs from it
 the allowance: where its batched preparation (``prepare_table``) does, each round also times those
 texts alone (:func:`table_texts`), and the report gives ``ours / (floor + ours' tokenizing)``,
 the stricter figure for that cell, beside the lowest reachable as defined.
+
+The study row has a floor of its own (:class:`StudyFloorRunner`, ``study-floor``): the distinct
+inputs of ``pll``, ``pll-word-l2r`` and ``crows-nangia`` together, each run once whichever methods
+need it (as ours' study shares them), and the distinct texts the three encode through one memo.
 """
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from speed.impls import CellContext, Implementation
-from speed.specs import ALL_METHODS
+from speed.specs import ALL_METHODS, STUDY_METHODS
 from stereoset_eval.foundation.items import Item
 
 MIN_FILL_TOKENS = 512  # measured: BERT-base / GPT-2-small on 2 CPU cores reach ~95 % of peak tokens/s here
@@ -75,6 +79,7 @@ class FloorPlan:
     options: dict[str, Any]
     batches: list[FloorBatch]
     forward_tokens: int
+    forward_rows: int = 0  # distinct inputs run (each once, however many gathers it serves)
     texts: dict[Any, list[str]] = field(default_factory=dict)  # encoding kind -> distinct texts (tokenizer_batches)
     tokenize_rounds: list[tuple[float, float]] = field(default_factory=list)  # (wall, CPU) s of each run's tokenizing
     # what ours' batched preparation encodes, where it is fewer texts than ``texts`` (it splices the rest)
@@ -141,6 +146,18 @@ def tokenizer_batches(backend: Any, texts: dict[Any, list[str]]) -> int:
     return n
 
 
+def prepared_units(spec: Any, items: Sequence[Item], tok: Any, store: dict[Any, Any]) -> tuple[list[Any], list[Any], dict[str, Any]]:
+    """``spec``'s units of ``items``, each one prepared, and its default options, resolved: what the
+    method encodes goes through the memo ``store`` (shared by every method of a study)."""
+    options = spec.resolve(tok, spec.validate_options(None))
+    units = spec.units(items, options)
+    with tok.memoized(store):
+        if spec.warm is not None:
+            spec.warm(units, tok, options)
+        prepared = [spec.prepare(u, tok, options) for u in units]
+    return units, prepared, options
+
+
 class FloorRunner:
     def __init__(self, ctx: CellContext) -> None:
         import torch
@@ -156,17 +173,23 @@ class FloorRunner:
         self.spec = get_method(ctx.method)
 
     def prepare(self, items: Sequence[Item]) -> FloorPlan:
+        tok, spec = self.backend.tokenizer, self.spec
+        store: dict[Any, Any] = {}  # what the method encodes, once each (as ours' run memo holds it)
+        units, prepared, options = prepared_units(spec, items, tok, store)
+        plan = self._plan(units, prepared, options, [r for p in prepared for r in p.requests], store)
+        if plan.texts:
+            table = table_texts(spec, units, tok, options)
+            if sum(map(len, table.values())) < sum(map(len, plan.texts.values())):
+                plan.table_texts = table
+        return plan
+
+    def _plan(self, units: list[Any], prepared: list[Any], options: dict[str, Any], requests: list[Any],
+              store: dict[Any, Any]) -> FloorPlan:
+        """The plan of ``requests``' distinct inputs in exact-length batches, and the texts of ``store``
+        (a filled encoding memo) as the tokenizing allowance."""
         from stereoset_eval.scoring.requests import merge_requests
 
-        tok, spec = self.backend.tokenizer, self.spec
-        options = spec.resolve(tok, spec.validate_options(None))
-        units = spec.units(items, options)
-        store: dict[Any, Any] = {}  # what the method encodes, once each (as ours' run memo holds it)
-        with tok.memoized(store):
-            if spec.warm is not None:
-                spec.warm(units, tok, options)
-            prepared = [spec.prepare(u, tok, options) for u in units]
-        rows = merge_requests(r for p in prepared for r in p.requests)
+        rows = merge_requests(requests)
         by_shape: dict[tuple[int, bool], list[Any]] = defaultdict(list)
         for row in rows:
             by_shape[(len(row.input_ids), row.token_type_ids is not None)].append(row)
@@ -176,11 +199,8 @@ class FloorRunner:
             fill = min(per_batch, -(-min_fill_tokens(self.ctx.device, self.ctx.batch_tokens) // length))
             for start in range(0, len(group), per_batch):
                 batches.append(self._batch(group[start:start + per_batch], fill))
-        texts = encoded_texts(store) if tok.direct_backend() is not None else {}
-        table = table_texts(spec, units, tok, options) if texts else {}
-        fewer = sum(map(len, table.values())) < sum(map(len, texts.values()))
-        return FloorPlan(units, prepared, options, batches, sum(len(r.input_ids) for r in rows),
-                         texts=texts, table_texts=table if fewer else {})
+        texts = encoded_texts(store) if self.backend.tokenizer.direct_backend() is not None else {}
+        return FloorPlan(units, prepared, options, batches, sum(len(r.input_ids) for r in rows), len(rows), texts=texts)
 
     def _batch(self, real: list[Any], fill: int) -> FloorBatch:
         torch = self.torch
@@ -250,7 +270,8 @@ class FloorRunner:
         out = {"tokenize_wall_s_median": statistics.median(w for w, _ in plan.tokenize_rounds),
                "tokenize_cpu_s_median": statistics.median(c for _, c in plan.tokenize_rounds),
                "tokenize_rounds": len(plan.tokenize_rounds),
-               "tokenized_texts": {str(kind): len(batch) for kind, batch in plan.texts.items()}}
+               "tokenized_texts": {str(kind): len(batch) for kind, batch in plan.texts.items()},
+               "forward_rows": plan.forward_rows}
         if plan.table_rounds:
             out.update({"ours_tokenize_wall_s_median": statistics.median(w for w, _ in plan.table_rounds),
                         "ours_tokenized_texts": {str(kind): len(batch) for kind, batch in plan.table_texts.items()}})
@@ -281,4 +302,33 @@ IMPLEMENTATION = Implementation(
                 "tensors built untimed",
     methods=frozenset(ALL_METHODS),
     setup=FloorRunner,
+)
+
+
+class StudyFloorRunner(FloorRunner):
+    """The study row's floor: the distinct inputs of the study's three methods together (each masked
+    input once, whichever methods need it, as ours' study runs it), in the floor's batches, and the
+    distinct texts they encode (one memo for the three, as ours' study shares one) as its tokenizing.
+    ``(study floor + tokenizing) / pll alone`` is then the lowest study / pll any implementation
+    doing only the study's forward work could show. Its comparable numbers are pll's, as the study row's."""
+
+    def __init__(self, ctx: CellContext) -> None:
+        super().__init__(replace(ctx, method=STUDY_METHODS[0]))  # pll: the numbers the study row compares
+
+    def prepare(self, items: Sequence[Item]) -> FloorPlan:
+        from stereoset_eval.scoring.methods import get_method
+
+        store: dict[Any, Any] = {}
+        every = [prepared_units(get_method(m), items, self.backend.tokenizer, store) for m in STUDY_METHODS]
+        units, prepared, options = every[0]
+        requests = [r for _, method_prepared, _ in every for p in method_prepared for r in p.requests]
+        return self._plan(units, prepared, options, requests, store)
+
+
+STUDY_FLOOR = Implementation(
+    name="study-floor",
+    description="the study row's floor: the distinct inputs of pll, pll-word-l2r and crows-nangia together, "
+                "in the floor's batches, and their distinct texts as the tokenizing allowance",
+    methods=frozenset({"study"}),
+    setup=StudyFloorRunner,
 )

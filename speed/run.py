@@ -76,8 +76,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "by them, and they take more than half of most fixture rounds: rounds of ours and the floor "
                         "cost less without them")
     p.add_argument("--round-order", choices=("paired", "fixed"), default="paired",
-                   help="paired (default): each round runs ours and the floor (the study row: pll alone and the "
-                        "study) back to back, alternating which goes first, then the slow baselines; fixed: the "
+                   help="paired (default): each round runs ours and the floor (the study row: pll alone, the "
+                        "study and the study floor) back to back, alternating which goes first, then the slow baselines; fixed: the "
                         "--impls order every round (runs before the fourteenth issue-35 session)")
     p.add_argument("--warmup-items", type=int, default=None,
                    help="items in the warm-up run (default: 10 for fixture models, 1 for base-sized; "
@@ -293,8 +293,8 @@ def round_order(impls: Sequence[str], r: int, mode: str = "paired") -> list[int]
     """The places in ``impls`` in the order round ``r`` (from 0) runs them.
 
     ``paired``: ours and the implementation its close targets compare it with (the floor; in the
-    study row, ``pll`` alone against the study) run back to back, ours first in even rounds and
-    second in odd ones, then the slow baselines. The machine's speed moves between states within
+    study row, ``pll`` alone, the study and the study's floor) run back to back, in the order
+    given in even rounds and reversed in odd ones, then the slow baselines. The machine's speed moves between states within
     seconds (tiny-bert ``crows-nangia``, thirteenth issue-35 session: ours 2.06-2.14 s in three rounds,
     2.45-2.58 s in four), and a ratio of medians compares whichever state each side's median fell
     in; times taken seconds apart share a state more often than times ~10 s apart, with the

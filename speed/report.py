@@ -150,11 +150,11 @@ def _ratios(impls: Mapping[str, Any]) -> dict[str, Any]:
             # the same forward work: ours' time in the model against the floor's (what the host adds is apart)
             out["ours_model_over_floor"] = ours["model_s_median"] / floor["wall_s_median"]
         out["ours_over_floor_cpu"] = ours["cpu_s_median"] / floor["cpu_s_median"]
-        tokenize = (floor.get("extra") or {}).get("tokenize_wall_s_median")
-        if tokenize is not None and floor["wall_s_median"]:
+        lowest = lowest_reachable_s(floor)
+        if lowest is not None:
             # the lowest ours / floor for an implementation that encodes its own texts (speed/impls/floor.py)
-            out["floor_with_tokenizing_over_floor"] = (floor["wall_s_median"] + tokenize) / floor["wall_s_median"]
-            out["ours_over_lowest_reachable"] = ours["wall_s_median"] / (floor["wall_s_median"] + tokenize)
+            out["floor_with_tokenizing_over_floor"] = lowest / floor["wall_s_median"]
+            out["ours_over_lowest_reachable"] = ours["wall_s_median"] / lowest
         spliced = (floor.get("extra") or {}).get("ours_tokenize_wall_s_median")
         if spliced is not None and floor["wall_s_median"]:
             # ours encodes fewer texts than the floor's allowance (it splices the rest): the floor
@@ -185,12 +185,29 @@ def _study_floor_ratios(ours: Mapping[str, Any], study: Mapping[str, Any], floor
     """
     if floor.get("status") != "ok" or not floor["wall_s_median"] or not ours.get("wall_s_median"):
         return {}
-    lowest = floor["wall_s_median"] + ((floor.get("extra") or {}).get("tokenize_wall_s_median") or 0.0)
-    out = {"study_floor_over_pll": floor["wall_s_median"] / ours["wall_s_median"],
-           "study_lowest_reachable_over_pll": lowest / ours["wall_s_median"]}
-    if study.get("status") == "ok":
-        out["study_over_lowest_reachable"] = study["wall_s_median"] / lowest
+    out = {"study_floor_over_pll": floor["wall_s_median"] / ours["wall_s_median"]}
+    lowest = lowest_reachable_s(floor)
+    if lowest is not None:  # as for every cell: no lowest reachable where the tokenizing was not timed
+        out["study_lowest_reachable_over_pll"] = lowest / ours["wall_s_median"]
+        if study.get("status") == "ok":
+            out["study_over_lowest_reachable"] = study["wall_s_median"] / lowest
     return out
+
+
+def lowest_reachable_s(floor: Mapping[str, Any]) -> float | None:
+    """A floor's lowest reachable time: its forward passes plus the tokenizing it allows
+    (:mod:`speed.impls.floor`); None where the tokenizing was not timed (no Rust tokenizer) or the
+    floor has no time.
+
+    >>> lowest_reachable_s({"wall_s_median": 2.5, "extra": {"tokenize_wall_s_median": 0.1}})
+    2.6
+    >>> lowest_reachable_s({"wall_s_median": 2.5, "extra": None}) is None
+    True
+    """
+    tokenize = (floor.get("extra") or {}).get("tokenize_wall_s_median")
+    if tokenize is None or not floor.get("wall_s_median"):
+        return None
+    return floor["wall_s_median"] + tokenize
 
 
 def check_targets(results: list[dict[str, Any]], *, dataset_prefix: str = "crows-pairs",

@@ -79,7 +79,6 @@ class FloorPlan:
     options: dict[str, Any]
     batches: list[FloorBatch]
     forward_tokens: int
-    forward_rows: int = 0  # distinct inputs run (each once, however many gathers it serves)
     texts: dict[Any, list[str]] = field(default_factory=dict)  # encoding kind -> distinct texts (tokenizer_batches)
     tokenize_rounds: list[tuple[float, float]] = field(default_factory=list)  # (wall, CPU) s of each run's tokenizing
     # what ours' batched preparation encodes, where it is fewer texts than ``texts`` (it splices the rest)
@@ -200,7 +199,7 @@ class FloorRunner:
             for start in range(0, len(group), per_batch):
                 batches.append(self._batch(group[start:start + per_batch], fill))
         texts = encoded_texts(store) if self.backend.tokenizer.direct_backend() is not None else {}
-        return FloorPlan(units, prepared, options, batches, sum(len(r.input_ids) for r in rows), len(rows), texts=texts)
+        return FloorPlan(units, prepared, options, batches, sum(len(r.input_ids) for r in rows), texts=texts)
 
     def _batch(self, real: list[Any], fill: int) -> FloorBatch:
         torch = self.torch
@@ -271,7 +270,7 @@ class FloorRunner:
                "tokenize_cpu_s_median": statistics.median(c for _, c in plan.tokenize_rounds),
                "tokenize_rounds": len(plan.tokenize_rounds),
                "tokenized_texts": {str(kind): len(batch) for kind, batch in plan.texts.items()},
-               "forward_rows": plan.forward_rows}
+               "forward_rows": sum(len(b.keys) for b in plan.batches)}  # distinct inputs, each run once
         if plan.table_rounds:
             out.update({"ours_tokenize_wall_s_median": statistics.median(w for w, _ in plan.table_rounds),
                         "ours_tokenized_texts": {str(kind): len(batch) for kind, batch in plan.table_texts.items()}})

@@ -89,9 +89,6 @@ def combine(model: Mapping[str, Any], method: str, dataset: str, cells: Mapping[
                  "tokens_per_s": scored_tokens / wall if scored_tokens and wall else None}
         if cell.get("forward_tokens") is not None:
             entry["forward_tokens"] = cell["forward_tokens"]
-        if cell.get("processes"):  # its rounds taken in turn by several worker processes (speed/pool.py)
-            entry["processes"] = cell["processes"]
-            entry["process_wall_s_medians"] = cell["process_wall_s_medians"]
         if ours_scores is not None and name != "ours":
             entry.update(agreement(method, cell["scores"], ours_scores, subset=name in SLOW_BASELINES))
         if cell.get("extra"):

@@ -32,7 +32,6 @@ from typing import Any, Sequence
 
 from speed import report
 from speed.cell import CellSpec, InlineWorker, ProcessWorker
-from speed.pool import PooledWorker
 from speed.impls import IMPLEMENTATION_NAMES, STUDY_FLOOR_IMPLEMENTATION, STUDY_IMPLEMENTATION, get_implementation
 from speed.measure import loadavg
 from speed.models import default_model_cache, model_path
@@ -80,12 +79,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="paired (default): each round runs ours and the floor (the study row: pll alone, the "
                         "study and the study floor) back to back, alternating which goes first, then the slow baselines; fixed: the "
                         "--impls order every round (runs before the fourteenth issue-35 session)")
-    p.add_argument("--fixture-processes", type=int, default=None,
-                   help="worker processes for each of ours and what its close targets divide it by (the floor; in "
-                        "the study row pll alone, the study and the study floor) in the fixture models' cells, their "
-                        "rounds taken by each in turn (default 3; --smoke: 1; at most --fixture-repeats). A process "
-                        "can keep a slow state for many rounds (speed/pool.py): with one process per implementation "
-                        "its luck moved the median. The slow baselines and the base-sized cells keep one process")
     p.add_argument("--warmup-items", type=int, default=None,
                    help="items in the warm-up run (default: 10 for fixture models, 1 for base-sized; "
                         "--smoke: none)")
@@ -168,10 +161,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.fixture_baseline_repeats = args.fixture_repeats
     if not 1 <= args.fixture_baseline_repeats <= args.fixture_repeats:
         p.error("--fixture-baseline-repeats must be between 1 and --fixture-repeats")
-    if args.fixture_processes is None:
-        args.fixture_processes = 1 if args.smoke else 3
-    if args.fixture_processes < 1:
-        p.error("--fixture-processes must be >= 1")
     if "ours" not in args.impls:
         args.impls = ["ours"] + args.impls
     args.out_folder = args.out is not None and (args.out.endswith(("/", os.sep)) or Path(args.out).is_dir())
@@ -333,22 +322,16 @@ def measure(m: Measurement, args: argparse.Namespace, counter: str) -> dict[str,
 
     Workers are started together (model loading is untimed), then each round runs every ready
     implementation once, so a change in machine load during the measurement hits all alike; in a
-    fixture model's cell, the slow baselines only in the first ``--fixture-baseline-repeats`` rounds,
-    and ours and the implementations in :data:`PAIRED` each in ``--fixture-processes`` worker
-    processes that take its rounds in turn (:class:`~speed.pool.PooledWorker`).
+    fixture model's cell, the slow baselines only in the first ``--fixture-baseline-repeats`` rounds.
     """
     print(f"[{counter}] {m.model['name']} {m.method} {m.label}: starting {', '.join(c.impl for c in m.cells)}",
           file=sys.stderr, flush=True)
-    fixture = m.model["size"] == "fixture"
-    repeats = args.fixture_repeats if fixture else args.repeats
-    pooled = min(args.fixture_processes, repeats) if fixture else 1  # every pooled process gets a round
-
-    def worker(c: CellSpec) -> Any:
-        return ProcessWorker(c, timeout_s=args.timeout) if args.isolation == "process" else InlineWorker(c)
-
-    workers = [PooledWorker([worker(c) for _ in range(pooled if c.impl in PAIRED else 1)]) for c in m.cells]
+    workers = [ProcessWorker(c, timeout_s=args.timeout) if args.isolation == "process" else InlineWorker(c)
+               for c in m.cells]
     for w in workers:
         w.wait_ready()
+    fixture = m.model["size"] == "fixture"
+    repeats = args.fixture_repeats if fixture else args.repeats
     baseline_repeats = args.fixture_baseline_repeats if fixture else repeats
     for r in range(repeats):
         times = []
@@ -438,7 +421,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "git_commit": git_commit(),
         "settings": {"repeats": args.repeats, "fixture_repeats": args.fixture_repeats,
                      "fixture_baseline_repeats": args.fixture_baseline_repeats,
-                     "fixture_processes": args.fixture_processes,
                      "round_order": args.round_order, "isolation": args.isolation, "threads": args.threads,
                      "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
                      "malloc": {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")},
@@ -468,8 +450,6 @@ def markdown(doc: dict[str, Any]) -> str:
             f"{st.get('onednn_primitive_cache') or 'default'}, TOKENIZERS_PARALLELISM "
             f"{st.get('tokenizers_parallelism', 'false') or 'unset'}), load average {m['loadavg_start']} → {m['loadavg_end']}, "
             f"{_rounds(st)} timed rounds (median), {st.get('round_order', 'fixed')} round order, "
-            f"{st.get('fixture_processes', 1)} worker process(es) each for ours and its paired implementations "
-            "in the fixture models' cells, "
             f"{doc['elapsed_s'] / 60:.1f} min.")
     parts = [head, "", report.summary_table(doc["results"]), "", report.detail_table(doc["results"]), "",
              "Where ours' time went (medians over the rounds; in the model: launching the batches and reading "

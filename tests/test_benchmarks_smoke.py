@@ -23,7 +23,7 @@ from speed.cell import CellSpec, InlineWorker, ProcessWorker  # noqa: E402
 from speed.impls.minicons_pll import unavailable as minicons_unavailable  # noqa: E402
 from speed.models import model_path  # noqa: E402
 from speed import run as bench_run  # noqa: E402
-from speed import pool, process_modes  # noqa: E402
+from speed import process_modes  # noqa: E402
 from speed.run import apply_environment, main, parse_args  # noqa: E402
 
 MODELS = ("tiny-bert", "tiny-gpt2")
@@ -282,7 +282,7 @@ def test_bad_reference_autograd_mode_is_refused() -> None:
         reference_loop.uses_autograd("crows-nangia", "sometimes")
 
 
-@pytest.mark.parametrize("module", [specs, report, inputs, reference_loop, floor, bench_run, process_modes, pool])
+@pytest.mark.parametrize("module", [specs, report, inputs, reference_loop, floor, bench_run, process_modes])
 def test_benchmark_doctests(module: object) -> None:
     # pytest collects doctests with --ignore=benchmarks, so the benchmark's doctests run here
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
@@ -374,30 +374,6 @@ def test_fixture_baseline_repeats_runs_the_slow_baselines_in_the_first_rounds_on
     assert "3 (fixture models; their slow baselines 1) / 1 timed rounds" in out.with_suffix(".md").read_text(encoding="utf-8")
 
 
-def test_fixture_processes_take_the_paired_rounds_in_turn(shared_dir: Path, tmp_path: Path, capsys) -> None:
-    """--fixture-processes 2: ours and the floor each run in two workers taking rounds in turn (three rounds:
-    two for the first, one for the second), the reference loop in one; medians are over all rounds, the
-    floor's tokenizing over all its rounds, and the settings and the header say so."""
-    out = tmp_path / "bench.json"
-    doc, runs, order = _tiny_gpt2_rounds(shared_dir, out, capsys, "--fixture-repeats", "3",
-                                         "--fixture-baseline-repeats", "1", "--fixture-processes", "2")
-    assert doc["settings"]["fixture_processes"] == 2
-    assert runs == {"ours": 3, "reference-loop": 1, "floor": 3}
-    assert order == [["ours", "floor", "reference-loop"], ["floor", "ours"], ["ours", "floor"]]
-    impls = doc["results"][0]["implementations"]
-    for name in ("ours", "floor"):
-        entry = impls[name]
-        assert entry["processes"] == 2 and len(entry["process_wall_s_medians"]) == 2 and entry["rounds"] == 3
-        assert entry["wall_s_median"] == sorted(entry["wall_s_runs"])[1]
-        assert entry["max_abs_diff_between_runs"] < 1e-9  # the two processes' numbers agree
-    assert "processes" not in impls["reference-loop"]
-    extra = impls["floor"]["extra"]
-    assert extra["tokenize_rounds"] == 3 and len(extra["tokenize_wall_s_runs"]) == 3
-    assert extra["tokenize_wall_s_median"] == sorted(extra["tokenize_wall_s_runs"])[1]
-    assert len(impls["ours"]["model_s_runs"]) == 3
-    assert "2 worker process(es) each for ours" in out.with_suffix(".md").read_text(encoding="utf-8")
-
-
 @pytest.mark.parametrize("argv", [["--fixture-baseline-repeats", "0"],
                                   ["--fixture-repeats", "2", "--fixture-baseline-repeats", "3"]])
 def test_bad_fixture_baseline_repeats_is_refused(argv, capsys) -> None:
@@ -405,12 +381,6 @@ def test_bad_fixture_baseline_repeats_is_refused(argv, capsys) -> None:
         parse_args(argv)
     err = capsys.readouterr().err
     assert err.splitlines()[-1].endswith("error: --fixture-baseline-repeats must be between 1 and --fixture-repeats")
-
-
-def test_bad_fixture_processes_is_refused(capsys) -> None:
-    with pytest.raises(SystemExit):
-        parse_args(["--fixture-processes", "0"])
-    assert "--fixture-processes must be >= 1" in capsys.readouterr().err
 
 
 def test_bad_fixture_repeats_is_refused(capsys) -> None:

@@ -267,15 +267,12 @@ class FloorRunner:
         import statistics
 
         out = {"tokenize_wall_s_median": statistics.median(w for w, _ in plan.tokenize_rounds),
-               "tokenize_wall_s_runs": [w for w, _ in plan.tokenize_rounds],
                "tokenize_cpu_s_median": statistics.median(c for _, c in plan.tokenize_rounds),
-               "tokenize_cpu_s_runs": [c for _, c in plan.tokenize_rounds],
                "tokenize_rounds": len(plan.tokenize_rounds),
                "tokenized_texts": {str(kind): len(batch) for kind, batch in plan.texts.items()},
                "forward_rows": sum(len(b.keys) for b in plan.batches)}  # distinct inputs, each run once
         if plan.table_rounds:
             out.update({"ours_tokenize_wall_s_median": statistics.median(w for w, _ in plan.table_rounds),
-                        "ours_tokenize_wall_s_runs": [w for w, _ in plan.table_rounds],
                         "ours_tokenized_texts": {str(kind): len(batch) for kind, batch in plan.table_texts.items()}})
         return out
 

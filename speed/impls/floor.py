@@ -239,9 +239,7 @@ class FloorRunner:
                 logits = backend.states_at(batch.inputs, batch.pair_rows, batch.pair_pos, one_per_row=batch.one_per_row)
                 if backend.head is not None:
                     logits = backend.head(logits)
-                logits = logits.float()
-                lse = torch.logsumexp(logits, dim=-1)
-                out.append(logits[batch.gather_pair, batch.gather_target] - lse[batch.gather_pair])
+                out.append(torch.log_softmax(logits.float(), dim=-1)[batch.gather_pair, batch.gather_target])
                 synchronize(device)
                 wall += (time.perf_counter() - w0) * batch.scale
                 cpu += (time.process_time() - c0) * batch.scale

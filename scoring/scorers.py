@@ -205,13 +205,35 @@ class Scorer:
             logits = (head(hidden) if head is not None else hidden).float()
             return torch.log_softmax(logits, dim=-1)[pairs, targets]
         values = torch.empty(len(g_pair_np), dtype=torch.float32, device=hidden.device)
-        for start in range(0, n_pairs, HEAD_CHUNK):
+        starts = range(0, n_pairs, HEAD_CHUNK)
+        cuts = _chunk_cuts(g_pair_np, [*starts, n_pairs])
+        for k, start in enumerate(starts):
             stop = min(start + HEAD_CHUNK, n_pairs)
             chunk = hidden[start:stop]
             logp = torch.log_softmax((head(chunk) if head is not None else chunk).float(), dim=-1)
+            if cuts is not None:  # the chunk's gathers are one run of them: slices, no selection masks
+                lo, hi = cuts[k], cuts[k + 1]
+                values[lo:hi] = logp[pairs[lo:hi] - start, targets[lo:hi]]
+                continue
             sel = (pairs >= start) & (pairs < stop)
             values[sel] = logp[pairs[sel] - start, targets[sel]]
         return values
+
+
+def _chunk_cuts(g_pair: Any, bounds: Sequence[int]) -> list[int] | None:
+    """Where the gathers of each head chunk ``bounds[k] .. bounds[k + 1] - 1`` begin and end, when the
+    gathers' pairs never decrease (every causal batch, and most masked ones: pairs are numbered in
+    order of first use); None otherwise.
+
+    >>> import numpy as np
+    >>> _chunk_cuts(np.array([0, 0, 1, 2, 2, 3]), [0, 2, 4]), _chunk_cuts(np.array([1, 0]), [0, 2])
+    ([0, 3, 6], None)
+    """
+    import numpy as np
+
+    if len(g_pair) > 1 and bool((g_pair[1:] < g_pair[:-1]).any()):
+        return None
+    return np.searchsorted(g_pair, bounds).tolist()
 
 
 def one_transfer(torch: Any, arrays: Sequence[Any], device: Any, *, pin: bool) -> list[Any]:

@@ -153,8 +153,8 @@ def test_a_target_below_its_lowest_reachable_value_says_so() -> None:
     rows = report.targets_table([report._target("x within 1.3x", 2.9, "<=", 1.3, True, lowest=1.4),
                                  report._target("y within 1.3x", 1.2, "<=", 1.3, True, lowest=1.05),
                                  report._target("z", 1.0, "<=", 1.3, None)]).splitlines()
-    assert rows[2].endswith("| NO | 1.40 (threshold below it) |")
-    assert rows[3].endswith("| yes | 1.05 |") and rows[4].endswith("| yes | — |")
+    assert rows[2].endswith("| NO | 1.40 (threshold below it) | — |")
+    assert rows[3].endswith("| yes | 1.05 | — |") and rows[4].endswith("| yes | — | — |")
 
 
 def test_all_implementations_agree_with_ours(bench: tuple[int, dict, Path]) -> None:

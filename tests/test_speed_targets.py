@@ -62,7 +62,7 @@ def test_a_speed_up_target_beyond_what_the_floor_itself_reaches_says_so() -> Non
     cells[0]["ratios"] = report._ratios(cells[0]["implementations"])
     gpu = {t["target"]: t for t in report.check_targets(cells, device="cuda")}["pll >= 3x faster than minicons"]
     assert gpu["lowest_reachable"] == 2.5 and gpu["reachable"] is False and gpu["met"] is False
-    assert report.targets_table([gpu]).splitlines()[2].endswith("| NO | 2.50 (threshold above it) |")
+    assert report.targets_table([gpu]).splitlines()[2].endswith("| NO | 2.50 (threshold above it) | — |")
 
 
 def test_baseline_slices_apply_to_every_model_when_given() -> None:
@@ -119,3 +119,34 @@ def test_the_floor_collects_the_fewer_texts_ours_encodes_for_stereoset_mlm(model
             continue
         assert set(ours[True]) < set(allowance[True]) and len(ours[True]) < len(allowance[True]) / 2
         assert set(allowance[False]) <= set(ours[False])  # the attribute words, and the spliced prefixes
+
+
+def test_paired_rounds_give_a_per_round_median_and_interval_beside_the_ratio_of_medians() -> None:
+    """A slow spell of the machine in rounds 4-5 moves both sides of those rounds: round by round
+    the study stays at 1.3x pll, which the per-round median shows; the targets stay on the medians."""
+    pll = [2.0, 2.1, 2.0, 3.0, 3.1]
+    study = [2.6, 2.73, 2.6, 3.9, 4.03]
+    impls = {"ours": {"status": "ok", "wall_s_median": 2.1, "cpu_s_median": 2.1, "n_sentences": 10, "wall_s_runs": pll},
+             "ours-study": {"status": "ok", "wall_s_median": 2.73, "cpu_s_median": 2.73, "n_sentences": 10,
+                            "wall_s_runs": study, "extra": {"max_abs_diff_vs_alone": {"pll": 0.0}}}}
+    q = report._ratios(impls)["study_over_pll_per_round"]
+    assert q["rounds"] == 5 and all(abs(q[k] - 1.3) < 1e-9 for k in ("median", "low", "high"))
+    cell = {"model": "tiny-bert", "model_origin": "fixture", "method": "study", "dataset": "crows-pairs (all)",
+            "numbers_agree": True, "implementations": impls, "ratios": report._ratios(impls)}
+    [target] = report.issue19_targets([cell], None)
+    assert target["per_round"]["median"] == q["median"] and target["value"] == 2.73 / 2.1
+    assert "1.30 [1.30, 1.30] (90%, 5 rounds)" in report.targets_table([target])
+
+
+def test_per_round_interval_is_a_seeded_bootstrap_within_the_rounds() -> None:
+    ours = [1.10, 1.25, 1.05, 1.40, 1.20, 1.15, 1.30]
+    floor = [1.0, 1.0, 0.9, 1.1, 1.0, 1.0, 1.05]
+    q = report.per_round(ours, floor, offset=0.05)
+    ratios = sorted(o / (f + 0.05) for o, f in zip(ours, floor))
+    assert q["median"] == ratios[3]
+    assert ratios[0] <= q["low"] < q["median"] < q["high"] <= ratios[-1]
+    assert report.per_round(ours, floor, offset=0.05) == q  # the same report each time
+    assert report.per_round(ours, floor[:-1]) is None and report.per_round(ours[:2], floor[:2]) is None
+    fixture = _result("tiny-bert", "fixture", "pll", "crows-pairs (all)", ours=1.2, floor=1.0, tokenize=0.05)
+    assert report.issue19_targets([fixture], None)[0]["per_round"] is None  # no rounds recorded: none shown
+    assert report.targets_table(report.issue19_targets([fixture], None)).endswith("| — |")

@@ -101,6 +101,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="run only the study rows (and the memory step unless --no-memory)")
     p.add_argument("--no-memory", action="store_true",
                    help="skip the BERT-base-sized memory measurement (stereoset-mlm at 1,920 and 3,840 sentences)")
+    p.add_argument("--memory-repeats", type=int, default=3,
+                   help="child processes per size in the memory measurement; the growth is taken between "
+                        "each size's median peak (default 3)")
     p.add_argument("--smoke", action="store_true", help="tiny slices, 1 repeat, no warm-up: checks the machinery only")
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's default)")
     p.add_argument("--omp-wait-policy", choices=("inherit", "passive", "active"), default="inherit",
@@ -161,6 +164,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.fixture_baseline_repeats = args.fixture_repeats
     if not 1 <= args.fixture_baseline_repeats <= args.fixture_repeats:
         p.error("--fixture-baseline-repeats must be between 1 and --fixture-repeats")
+    if args.memory_repeats < 1:
+        p.error("--memory-repeats must be >= 1")
     if "ours" not in args.impls:
         args.impls = ["ours"] + args.impls
     args.out_folder = args.out is not None and (args.out.endswith(("/", os.sep)) or Path(args.out).is_dir())
@@ -399,10 +404,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not args.no_memory and not args.smoke and "bert-base-random" in args.models and args.device == "cpu":
         from speed.memory import measure_growth
 
-        print("[memory] bert-base-random stereoset-mlm at 1,920 and 3,840 sentences", file=sys.stderr, flush=True)
+        print(f"[memory] bert-base-random stereoset-mlm at 1,920 and 3,840 sentences, {args.memory_repeats} children each",
+              file=sys.stderr, flush=True)
         spec = MODELS["bert-base-random"]
         memory = measure_growth(model_path(spec, fixtures_dir=fixtures_dir, cache_dir=args.model_cache), data_dir,
-                                batch_tokens=args.batch_tokens, threads=args.threads)
+                                batch_tokens=args.batch_tokens, threads=args.threads, repeats=args.memory_repeats)
     targets = report.check_targets(results, device=args.device) + report.issue19_targets(results, memory, device=args.device)
     doc = {
         "schema": SCHEMA,
@@ -419,7 +425,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "loadavg_start": load_start, "loadavg_end": loadavg()},
         "versions": _versions(),
         "git_commit": git_commit(),
-        "settings": {"repeats": args.repeats, "fixture_repeats": args.fixture_repeats,
+        "settings": {"repeats": args.repeats, "fixture_repeats": args.fixture_repeats, "memory_repeats": args.memory_repeats,
                      "fixture_baseline_repeats": args.fixture_baseline_repeats,
                      "round_order": args.round_order, "isolation": args.isolation, "threads": args.threads,
                      "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),

@@ -389,6 +389,13 @@ def test_bad_fixture_repeats_is_refused(capsys) -> None:
     assert "--fixture-repeats must be >= 1" in capsys.readouterr().err
 
 
+def test_bad_memory_repeats_is_refused(capsys) -> None:
+    with pytest.raises(SystemExit):
+        parse_args(["--memory-repeats", "0"])
+    assert capsys.readouterr().err.splitlines()[-1].endswith("error: --memory-repeats must be >= 1")
+    assert parse_args([]).memory_repeats == 3
+
+
 def test_process_modes_runs_every_process_in_rotating_turns(shared_dir: Path, capsys) -> None:
     """``speed.process_modes``: each implementation in its own processes, a round of each per turn,
     every process's rounds and median printed as one table."""

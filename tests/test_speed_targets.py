@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from speed import report
 
 
@@ -150,3 +152,31 @@ def test_per_round_interval_is_a_seeded_bootstrap_within_the_rounds() -> None:
     fixture = _result("tiny-bert", "fixture", "pll", "crows-pairs (all)", ours=1.2, floor=1.0, tokenize=0.05)
     assert report.issue19_targets([fixture], None)[0]["per_round"] is None  # no rounds recorded: none shown
     assert report.targets_table(report.issue19_targets([fixture], None)).endswith("| — |")
+
+
+def test_memory_growth_is_taken_between_each_sizes_median_child(monkeypatch, tmp_path) -> None:
+    """Each size runs in several children, small and large alternating; the growth is between the
+    children with the median peak, every child's peak is kept, and the process peak is the largest."""
+    from speed import memory
+
+    peaks = iter([150.0, 200.0, 190.0, 195.0, 180.0, 260.0])  # small, large, small, large, small, large
+    calls = []
+
+    def child(model, data_dir, n_items, batch_tokens, threads):
+        calls.append(n_items)
+        peak = next(peaks)
+        return {"scoring_peak_mb": peak, "peak_rss_mb": 1000.0 + peak, "n_sentences": 3 * n_items,
+                "seconds": 1.0, "allocator": "fast"}
+
+    monkeypatch.setattr(memory, "_child", child)
+    q = memory.measure_growth(tmp_path, tmp_path, batch_tokens=4096, repeats=3)
+    assert calls == [memory.N_SMALL, memory.N_LARGE] * 3
+    assert (q["small"]["scoring_peak_mb"], q["large"]["scoring_peak_mb"], q["growth_mb"]) == (180.0, 200.0, 20.0)
+    assert q["scoring_peaks_mb"] == {"small": [150.0, 190.0, 180.0], "large": [200.0, 195.0, 260.0]}
+    assert q["peak_rss_mb"] == 1260.0 and q["repeats"] == 3
+    table = report.memory_table(q)
+    assert "| 180.0 (children: 150.0, 190.0, 180.0; the median's row) |" in table and "| growth | | +20.0 |" in table
+    [growth, _] = report.issue19_targets([], q)
+    assert growth["value"] == 20.0 and growth["met"] is True
+    with pytest.raises(ValueError, match="repeats must be at least 1"):
+        memory.measure_growth(tmp_path, tmp_path, batch_tokens=4096, repeats=0)

@@ -291,7 +291,7 @@ def issue19_targets(results: list[dict[str, Any]], memory: Mapping[str, Any] | N
         if r["model_origin"] == "fixture" and r["method"] != "study" and "ours_over_floor" in q:
             out.append(_target(f"{r['model']} {r['method']} ({r['dataset']}) within {limit}x of the lowest reachable "
                                "(floor + tokenizing)", q.get("ours_over_lowest_reachable"), "<=", limit,
-                               bool(r["numbers_agree"]), per_round=q.get("ours_over_lowest_reachable_per_round")))
+                               bool(r["numbers_agree"]), rounds=q.get("ours_over_lowest_reachable_per_round")))
         if r["method"] == "study" and "study_over_pll" in q:
             extra = r["implementations"]["ours-study"].get("extra") or {}
             diffs = extra.get("max_abs_diff_vs_alone") or {}
@@ -299,7 +299,7 @@ def issue19_targets(results: list[dict[str, Any]], memory: Mapping[str, Any] | N
             out.append(_target(f"{r['model']} study (pll + pll-word-l2r + crows-nangia) within {STUDY_LIMIT}x of pll "
                                "alone, numbers equal to separate runs", q["study_over_pll"], "<=", STUDY_LIMIT, equal,
                                lowest=q.get("study_lowest_reachable_over_pll"),
-                               per_round=q.get("study_over_pll_per_round")))
+                               rounds=q.get("study_over_pll_per_round")))
     if memory:
         out.append(_target(f"BERT-base-sized scoring peak growth {memory['small']['n_sentences']:,} -> "
                            f"{memory['large']['n_sentences']:,} sentences (MB, {memory['policy']})",
@@ -310,16 +310,16 @@ def issue19_targets(results: list[dict[str, Any]], memory: Mapping[str, Any] | N
 
 
 def _target(name: str, value: float | None, op: str, threshold: float, agree: bool | None, *,
-            lowest: float | None = None, per_round: Mapping[str, Any] | None = None) -> dict[str, Any]:
+            lowest: float | None = None, rounds: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One target's row; ``lowest``: the best value reachable where measured (for ``<=`` the lowest,
     e.g. the floor's tokenizing bound; for ``>=`` the highest, e.g. the floor's own speed-up), and
-    ``reachable`` whether the threshold is within it (None: not measured). ``per_round``: the same
+    ``reachable`` whether the threshold is within it (None: not measured). ``rounds``: the same
     ratio round by round (:func:`per_round`), shown beside it; ``met`` is judged on ``value``."""
     ok = value is not None and agree is not False and (value >= threshold if op == ">=" else value <= threshold)
     return {"target": name, "value": value, "threshold": f"{op} {threshold}", "numbers_agree": agree,
             "met": ok if value is not None else None, "lowest_reachable": lowest,
             "reachable": None if lowest is None else (lowest >= threshold if op == ">=" else lowest <= threshold),
-            "per_round": dict(per_round) if per_round else None}
+            "per_round": dict(rounds) if rounds else None}
 
 
 def study_table(results: list[dict[str, Any]]) -> str:
@@ -381,7 +381,7 @@ def memory_table(memory: Mapping[str, Any] | None) -> str:
 
 
 def _per_round_cell(q: Mapping[str, Any] | None) -> str:
-    """``1.34 [1.29, 1.39] (90 %, 15 rounds)``, or ``—``."""
+    """``1.34 [1.29, 1.39] (90%, 15 rounds)``, or ``—``."""
     if not q:
         return "—"
     return f"{q['median']:.2f} [{q['low']:.2f}, {q['high']:.2f}] ({q['confidence']:.0%}, {q['rounds']} rounds)"

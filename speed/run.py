@@ -34,6 +34,7 @@ from speed import report
 from speed.cell import CellSpec, InlineWorker, ProcessWorker
 from speed.impls import IMPLEMENTATION_NAMES, STUDY_FLOOR_IMPLEMENTATION, STUDY_IMPLEMENTATION, get_implementation
 from speed.measure import loadavg
+from speed.memory import REPEATS as MEMORY_REPEATS, measure_growth
 from speed.models import default_model_cache, model_path
 from speed.specs import (
     ALL_METHODS, BASELINE_SLICES, DEFAULT_SLICES, METHOD_DATASET, MODELS, SLOW_BASELINES, SMOKE_SLICES, STUDY_METHODS,
@@ -101,9 +102,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="run only the study rows (and the memory step unless --no-memory)")
     p.add_argument("--no-memory", action="store_true",
                    help="skip the BERT-base-sized memory measurement (stereoset-mlm at 1,920 and 3,840 sentences)")
-    p.add_argument("--memory-repeats", type=int, default=3,
+    p.add_argument("--memory-repeats", type=int, default=MEMORY_REPEATS,
                    help="child processes per size in the memory measurement; the growth is taken between "
-                        "each size's median peak (default 3)")
+                        f"each size's median peak (default {MEMORY_REPEATS})")
     p.add_argument("--smoke", action="store_true", help="tiny slices, 1 repeat, no warm-up: checks the machinery only")
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's default)")
     p.add_argument("--omp-wait-policy", choices=("inherit", "passive", "active"), default="inherit",
@@ -402,8 +403,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     results = [measure(m, args, f"{k}/{len(plan)}") for k, m in enumerate(plan, 1)]
     memory = None
     if not args.no_memory and not args.smoke and "bert-base-random" in args.models and args.device == "cpu":
-        from speed.memory import measure_growth
-
         print(f"[memory] bert-base-random stereoset-mlm at 1,920 and 3,840 sentences, {args.memory_repeats} children each",
               file=sys.stderr, flush=True)
         spec = MODELS["bert-base-random"]

@@ -281,6 +281,28 @@ def test_prepare_table_raises_the_first_unit_error(models_dir, intra):
             run()
 
 
+def test_causal_table_interns_repeated_and_one_token_sentences_as_prepare_reads_them(models_dir, intra):
+    """A sentence two units share is one input (its first use's code); a one-token sentence reads
+    the start token alone (code 0) and adds no input: the requests are ``prepare``'s, unit by unit."""
+    causal = get_method("stereoset-causal")
+    gpt2 = load_backend(str(models_dir / "tiny-gpt2"), kind="causal", device="cpu").tokenizer
+    options = causal.resolve(gpt2, causal.validate_options({}))
+    texts = ["The man was kind.", "a", "The man was kind.", "A woman was there.", "a", "A woman was there."]
+    with gpt2.memoized({}):
+        assert len(gpt2.encode("a", special=False)) == 1  # the one-token case is what this test is about
+    item = dataclasses.replace(intra[0], id="repeats", sentences=type(intra[0].sentences)(
+        [Sentence(f"repeats:{k}", text, "stereotype") for k, text in enumerate(texts)]))
+    units = causal.units([item], options)
+    with gpt2.memoized({}):
+        one_by_one = [causal.prepare(u, gpt2, options) for u in units]
+    with gpt2.memoized({}):
+        table = causal.prepare_table(units, gpt2, options)
+    assert table == one_by_one
+    inputs = table[0].table.inputs
+    assert len(inputs) == 3 and inputs[0] == ((gpt2.encode("<|endoftext|>", special=False)[0],), None)
+    assert [ids for ids, _ in inputs[1:]] == [tuple(gpt2.encode(t, special=False)) for t in (texts[0], texts[3])]
+
+
 @pytest.mark.parametrize("where", [0, 1, 2])
 def test_prepare_table_refuses_an_input_without_its_mask_as_prepare_does(models_dir, intra, monkeypatch, where):
     """An encoded masked context without the mask token (a tokenizer that drops it; here the memo's

@@ -20,6 +20,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata as md
 import os
 import platform
@@ -33,6 +34,7 @@ from typing import Any, Sequence
 from speed import report
 from speed.cell import CellSpec, InlineWorker, ProcessWorker
 from speed.impls import IMPLEMENTATION_NAMES, STUDY_FLOOR_IMPLEMENTATION, STUDY_IMPLEMENTATION, get_implementation
+from speed.machine_lock import MachineLockError, default_lock_path, machine_lock
 from speed.measure import loadavg
 from speed.memory import REPEATS as MEMORY_REPEATS, measure_growth
 from speed.models import default_model_cache, model_path
@@ -152,6 +154,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--model-cache", type=Path, default=None,
                    help=f"where random-init models are built once (default {default_model_cache()})")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per isolated measurement (1800)")
+    p.add_argument("--lock", type=Path, default=None,
+                   help="file whose lock marks a timing run on this machine: a second run started while one "
+                        f"measures is refused (default {default_lock_path()}; --smoke runs take none)")
     args = p.parse_args(argv)
     if args.repeats is None:
         args.repeats = 1 if args.smoke else 3
@@ -506,8 +511,15 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     args.argv = argv
-    apply_environment(args)
-    doc = run(args)
+    try:
+        with contextlib.ExitStack() as held:
+            if not args.smoke:  # a smoke run checks the machinery; its numbers are not measurements
+                held.enter_context(machine_lock(args.lock or default_lock_path()))
+            apply_environment(args)
+            doc = run(args)
+    except MachineLockError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     out = output_path(args.out, args.out_folder, doc["created_at"])
     text = markdown(doc)
     print(text)  # first: the tables survive a failed write

@@ -426,3 +426,53 @@ def test_process_modes_reports_a_worker_that_cannot_start_in_one_error_line(shar
     assert rc == 1
     assert [line for line in err.splitlines() if line.startswith("error:")] == err.strip().splitlines()[-1:]
     assert err.strip().splitlines()[-1].startswith("error: speed.process_modes: ours 1 did not start: setup failed")
+
+
+def test_a_second_timing_run_is_refused_while_one_holds_the_machine(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Two runs on one machine share its cores and both runs' numbers would be wrong: while one holds
+    the lock, a second ``speed.run`` measures nothing and says who holds it in one ``error:`` line."""
+    from speed.machine_lock import machine_lock
+
+    lock = tmp_path / "speed.lock"
+    monkeypatch.setattr(bench_run, "run", lambda args: pytest.fail("measured while another run held the machine"))
+    with machine_lock(lock):  # flock: a second open file of the same path conflicts, also in this process
+        assert main(["--out", str(tmp_path / "bench.json"), "--lock", str(lock)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith("error: another speed.run is measuring on this machine (pid ")
+    assert str(lock) in error and not (tmp_path / "bench.json").exists()
+
+
+def test_a_timing_run_holds_the_lock_while_it_measures_and_frees_it_after(tmp_path: Path, monkeypatch) -> None:
+    from speed.machine_lock import MachineLockError, machine_lock
+
+    lock = tmp_path / "speed.lock"
+    seen = []
+
+    def measuring(args):
+        with pytest.raises(MachineLockError, match="another speed.run is measuring"):
+            with machine_lock(lock):
+                pass
+        seen.append(lock.read_text(encoding="utf-8"))
+        return {"created_at": "2026-12-06T09:00:00+0000", "results": []}
+
+    monkeypatch.setattr(bench_run, "run", measuring)
+    monkeypatch.setattr(bench_run, "markdown", lambda d: "TABLES")
+    assert main(["--out", str(tmp_path / "bench.json"), "--lock", str(lock)]) == 0
+    assert len(seen) == 1 and seen[0].startswith(f"pid {os.getpid()}, started 20") and seen[0].endswith("\n")
+    with machine_lock(lock):  # free again once the run is over
+        pass
+
+
+def test_smoke_runs_take_no_lock_and_an_unopenable_lock_is_one_error_line(tmp_path: Path, monkeypatch, capsys) -> None:
+    from speed.machine_lock import machine_lock
+
+    lock = tmp_path / "speed.lock"
+    monkeypatch.setattr(bench_run, "run", lambda args: {"created_at": "2026-12-06T09:00:00+0000", "results": []})
+    monkeypatch.setattr(bench_run, "markdown", lambda d: "TABLES")
+    with machine_lock(lock):  # --smoke checks the machinery only: its numbers are no measurement
+        assert main(["--smoke", "--out", str(tmp_path / "a.json"), "--lock", str(lock)]) == 0
+    capsys.readouterr()
+    assert main(["--out", str(tmp_path / "b.json"), "--lock", str(tmp_path)]) == 2  # a folder
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith(f"error: cannot open the lock file {tmp_path}: ")
+    assert not (tmp_path / "b.json").exists()

@@ -48,8 +48,8 @@ def machine_lock(path: Path) -> Iterator[None]:
             handle.seek(0)
             holder = handle.read().strip() or "a process that wrote no pid"
             raise MachineLockError(f"another speed.run is measuring on this machine ({holder}; lock {path}): "
-                              "two runs share the cores and both runs' numbers would be wrong; wait for it "
-                              "to finish") from None
+                                   "two runs share the cores and both runs' numbers would be wrong; wait for "
+                                   "it to finish") from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"pid {os.getpid()}, started {datetime.now(timezone.utc).isoformat(timespec='seconds')}\n")

@@ -38,22 +38,20 @@ def machine_lock(path: Path) -> Iterator[None]:
     """Hold ``path``'s exclusive lock for the block; :class:`MachineLockError` at once if another
     process holds it (naming the holder) or the file cannot be opened."""
     try:
-        handle = open(path, "a+", encoding="utf-8")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # a lock, not data (as the score cache's)
     except OSError as exc:
         raise MachineLockError(f"cannot open the lock file {path}: {problem_of(exc)}") from None
     try:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "a process that wrote no pid"
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "a process that wrote no pid"
             raise MachineLockError(f"another speed.run is measuring on this machine ({holder}; lock {path}): "
                                    "two runs share the cores and both runs' numbers would be wrong; wait for "
                                    "it to finish") from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}, started {datetime.now(timezone.utc).isoformat(timespec='seconds')}\n")
-        handle.flush()
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}, started {datetime.now(timezone.utc).isoformat(timespec='seconds')}\n"
+                  .encode("utf-8"), 0)
         yield
     finally:
-        handle.close()  # closing the file releases the lock
+        os.close(fd)  # closing the file releases the lock

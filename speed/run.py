@@ -154,9 +154,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--model-cache", type=Path, default=None,
                    help=f"where random-init models are built once (default {default_model_cache()})")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per isolated measurement (1800)")
-    p.add_argument("--lock", type=Path, default=None,
+    p.add_argument("--lock", type=Path, default=default_lock_path(),
                    help="file whose lock marks a timing run on this machine: a second run started while one "
-                        f"measures is refused (default {default_lock_path()}; --smoke runs take none)")
+                        "measures is refused (default %(default)s; --smoke runs take none)")
     args = p.parse_args(argv)
     if args.repeats is None:
         args.repeats = 1 if args.smoke else 3
@@ -511,10 +511,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     args.argv = argv
+    # a smoke run checks the machinery; its numbers are not measurements, so it takes no lock
     try:
-        with contextlib.ExitStack() as held:
-            if not args.smoke:  # a smoke run checks the machinery; its numbers are not measurements
-                held.enter_context(machine_lock(args.lock or default_lock_path()))
+        with contextlib.nullcontext() if args.smoke else machine_lock(args.lock):
             apply_environment(args)
             doc = run(args)
     except MachineLockError as exc:

@@ -61,7 +61,8 @@ class RunStats:
     """What :func:`execute` did (for the provenance): forward rows run and reused, every
     out-of-memory halving as ``(rows before, rows after)``, whether each commit group's
     host work overlapped the next group's forward passes (``overlap``), and whether the commit
-    groups' rows ran as one launch, cut into batches together (``one_launch``).
+    groups' rows ran as one launch (``one_launch``: masked copies cut into batches together, or a
+    request table's batches, planned over the run, launched together in order).
 
     ``launch_s`` and ``read_s`` say where the run's time went: wall seconds spent launching the
     batches (on a device that runs synchronously, CPU, the forward passes themselves; on CUDA,
@@ -288,7 +289,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     # one launch: all their rows cut into batches together, so rows of one length fill whole batches
     # that need no attention mask (a commit group holds a few inputs of each of many lengths). Same
     # rows, other batches: numbers equal to float32 batch noise. (A request table's batches are
-    # planned for the whole run already.)
+    # planned for the whole run already: where they are, they launch together too, the same batches.)
     one_launch = deferred is not None and bar is None and isinstance(space, CopyRows)
     stats.one_launch = one_launch
 
@@ -299,8 +300,9 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
             reduced = rows_reduce(space.columns, todo, flats, options)  # type: ignore[union-attr]
         else:
             reduced = [method.reduce(units[i], prepared[i], space.outputs(i, values), options) for i in todo]
-        # through JSON, so a computed result equals the same result read from the cache
-        reduced = SentenceResult.through_json_units(reduced, fresh_lists=method.fresh_lists)
+        if rows_reduce is None or not method.plain_rows:  # (plain_rows: made in that form already)
+            # through JSON, so a computed result equals the same result read from the cache
+            reduced = SentenceResult.through_json_units(reduced, fresh_lists=method.fresh_lists)
         for i, result in zip(todo, reduced):
             results[i] = result
         if commit is not None:
@@ -358,6 +360,10 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
         with collector_paused():
             items = [u.item_id for u in units] if method.item_shares_inputs else None
             plans = [range(len(units))] if one_launch else space.groups(batch_tokens, items, overhead_tokens)
+            if deferred is not None and bar is None and shared is None and isinstance(space, TableRows) \
+                    and space.planned_over_run:  # its batches, planned over the run, launched together in order
+                plans, one_launch = [range(len(units))], True  # the same batches as group by group: the same numbers
+                stats.one_launch = True
             for plan in plans:
                 todo = [i for i in plan if results[i] is None]
                 if not todo:

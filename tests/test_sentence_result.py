@@ -248,3 +248,45 @@ def test_records_are_one_per_sentence_in_item_order_with_the_results_fields():
     assert got[3].extra == {"k": [1]} and got[3].role == "anti-stereotype" and got[3].item_id == "i1"
     short = _records(items, units, results[:3] + [[]])  # the last unit returned nothing
     assert [r.sentence_id for r in short] == ["s0a", "s0b", "s1a"]
+
+
+# every method that says plain_rows, run on a fixture model with a real tokenizer (first items of its data)
+PLAIN_ROWS_RUNS = {"pll": ("tiny-bert", "crows"), "pll-word-l2r": ("tiny-roberta", "crows"),
+                   "crows-nangia": ("tiny-bert", "crows"), "stereoset-mlm": ("tiny-roberta", "intra"),
+                   "stereoset-causal": ("tiny-gpt2", "intra"), "causal-ll": ("tiny-gpt2", "crows")}
+
+
+def test_every_plain_rows_method_is_run_here():
+    from stereoset_eval.scoring.methods import METHODS
+
+    assert {name for name, spec in METHODS.items() if spec.plain_rows} == set(PLAIN_ROWS_RUNS)
+
+
+@pytest.mark.parametrize("method", sorted(PLAIN_ROWS_RUNS))
+def test_plain_rows_results_are_what_the_cache_reads_back(method, models_dir, crows_items, stereoset_items, monkeypatch):
+    """What ``Method.plain_rows`` promises, on real runs: every result ``reduce_rows`` returns equals its
+    round trip through JSON text with the same types all the way down, and lists in ``extra`` are the
+    result's own (the engine then skips ``through_json_units``)."""
+    import dataclasses
+
+    import stereoset_eval.scoring.api as api
+    from stereoset_eval.scoring.methods import get_method
+
+    model, data = PLAIN_ROWS_RUNS[method]
+    items = crows_items[:25] if data == "crows" else [it for it in stereoset_items if it.task == "intrasentence"][:25]
+    spec = get_method(method)
+    made: list[list[SentenceResult]] = []
+
+    def reduce_rows(*args: object) -> list[list[SentenceResult]]:
+        out = spec.reduce_rows(*args)  # type: ignore[misc]
+        made.extend(out)
+        return out
+
+    monkeypatch.setattr(api, "get_method", lambda name: dataclasses.replace(get_method(name), reduce_rows=reduce_rows))
+    computed = score_items(items, model=str(models_dir / model), method=method, use_cache=False)
+    flat = [r for unit in made for r in unit]
+    assert len(flat) == len(computed.records) > 0
+    assert all(_same(r, _by_text(r)) for r in flat)
+    lists = [v for r in flat for v in r.extra.values() if isinstance(v, list)]
+    assert len({id(v) for v in lists}) == len(lists) and (not lists or spec.fresh_lists)
+    assert all(_same(a, b) for a, b in zip(flat, SentenceResult.through_json(flat)))

@@ -221,6 +221,13 @@ class Method:
         fresh_lists: ``reduce`` and ``reduce_rows`` make every list they put in a result's ``extra``
             anew, for that result alone (crows-nangia's ``positions``), so the read-back that makes
             a computed result equal to a cached one need not copy them (~10 ms a CrowS-Pairs run).
+        plain_rows: ``reduce_rows``, handed each unit's values as Python floats (the engine's
+            flats are), returns results already in the form the cache reads back (float scores, int
+            counts, tuples of Python ints and floats, ``extra`` a dict of str keys and JSON scalars,
+            and lists only where ``fresh_lists`` says they are each result's own), so the engine
+            does not check each result's form (:meth:`SentenceResult.through_json_units`: 5-8 ms a
+            fixture model's StereoSet run). tests/test_sentence_result.py checks every method that
+            says so on real runs.
         item_shares_inputs: the units of one item share forward inputs (StereoSet's three options
             share their first masked context), so the engine keeps them in one commit group and
             runs a shared input once (:func:`~stereoset_eval.scoring.requests.plan_groups`'s
@@ -248,6 +255,7 @@ class Method:
     reduce_rows: Callable[[Mapping[str, Sequence[Any]], Sequence[int], Sequence[list[float]], Mapping[str, Any]],
                           list[list[SentenceResult]]] | None = None
     fresh_lists: bool = False
+    plain_rows: bool = False
 
     def validate_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         """Defaults filled in; unknown names and bad values raise :class:`ScoringError`."""

@@ -85,4 +85,5 @@ METHOD = Method(
     resolve=resolve_start_token,
     prepare_table=prepare_table,
     reduce_rows=reduce_rows,
+    plain_rows=True,  # floats, ints and tuples of them (reduce_rows)
 )

@@ -266,4 +266,5 @@ METHOD = Method(
     prepare_many=prepare_many,
     reduce_rows=reduce_rows,
     fresh_lists=True,  # each result's positions: a slice of its template made for it (reduce_rows)
+    plain_rows=True,  # floats, ints, tuples of them and those fresh lists (reduce_rows)
 )

@@ -172,6 +172,7 @@ PLL_METHOD = Method(
     warm=warm_inputs("sentence", special=True),
     prepare_many=_prepare_many(PLL, within_word_l2r=False),
     reduce_rows=reduce_rows,
+    plain_rows=True,  # floats, ints and tuples of them (reduce_rows)
 )
 
 PLL_WORD_METHOD = Method(
@@ -188,4 +189,5 @@ PLL_WORD_METHOD = Method(
     warm=warm_inputs("sentence", special=True),
     prepare_many=_prepare_many(PLL_WORD, within_word_l2r=True),
     reduce_rows=reduce_rows,
+    plain_rows=True,  # floats, ints and tuples of them (reduce_rows)
 )

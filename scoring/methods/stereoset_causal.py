@@ -218,6 +218,7 @@ INTRA_METHOD = Method(
     resolve=resolve,
     prepare_table=intra_prepare_table,
     reduce_rows=intra_reduce_rows,
+    plain_rows=True,  # floats, ints and tuples of them (reduce_rows)
 )
 
 INTER_METHOD = Method(

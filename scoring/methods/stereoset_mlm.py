@@ -361,5 +361,6 @@ METHOD = Method(
     prepare_many=prepare_many,
     prepare_table=prepare_table,
     reduce_rows=reduce_rows,
+    plain_rows=True,  # floats, ints and tuples of them (reduce_rows)
     item_shares_inputs=True,  # the three options' first masked context is one input
 )

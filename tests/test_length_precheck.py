@@ -109,3 +109,5 @@ def test_the_units_checked_are_those_a_text_of_which_may_exceed_the_limit():
     expected = [u for u in units if not all(cannot_exceed(t, limit) for t in u.inputs.values())]
     assert 0 < len(expected) < len(units)
     assert _may_exceed(units, limit) == expected
+    short = [u for u in units if all(4 * len(t) <= limit for t in u.inputs.values())]  # none may exceed: no array work
+    assert len(short) > 10 and _may_exceed(short, limit) == [] == [u for u in short if u in expected]

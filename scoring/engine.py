@@ -61,8 +61,7 @@ class RunStats:
     """What :func:`execute` did (for the provenance): forward rows run and reused, every
     out-of-memory halving as ``(rows before, rows after)``, whether each commit group's
     host work overlapped the next group's forward passes (``overlap``), and whether the commit
-    groups' rows ran as one launch (``one_launch``: masked copies cut into batches together, or a
-    request table's batches, planned over the run, launched together in order).
+    groups' rows ran as one launch, cut into batches together (``one_launch``).
 
     ``launch_s`` and ``read_s`` say where the run's time went: wall seconds spent launching the
     batches (on a device that runs synchronously, CPU, the forward passes themselves; on CUDA,
@@ -289,7 +288,7 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
     # one launch: all their rows cut into batches together, so rows of one length fill whole batches
     # that need no attention mask (a commit group holds a few inputs of each of many lengths). Same
     # rows, other batches: numbers equal to float32 batch noise. (A request table's batches are
-    # planned for the whole run already: where they are, they launch together too, the same batches.)
+    # planned for the whole run already.)
     one_launch = deferred is not None and bar is None and isinstance(space, CopyRows)
     stats.one_launch = one_launch
 
@@ -360,10 +359,6 @@ def execute(method: Method, units: Sequence[UnitSpec], prepared: Sequence[Prepar
         with collector_paused():
             items = [u.item_id for u in units] if method.item_shares_inputs else None
             plans = [range(len(units))] if one_launch else space.groups(batch_tokens, items, overhead_tokens)
-            if deferred is not None and bar is None and shared is None and isinstance(space, TableRows) \
-                    and space.planned_over_run:  # its batches, planned over the run, launched together in order
-                plans, one_launch = [range(len(units))], True  # the same batches as group by group: the same numbers
-                stats.one_launch = True
             for plan in plans:
                 todo = [i for i in plan if results[i] is None]
                 if not todo:

@@ -415,11 +415,6 @@ class TableRows:
         bounds = np.flatnonzero(np.diff(last[order])) + 1
         return [part.tolist() for part in np.split(order, bounds)] if len(order) else []
 
-    @property
-    def planned_over_run(self) -> bool:
-        """True if :meth:`groups` planned the run's batches over all of it (not the request path's groups)."""
-        return self._plan is not None
-
     def merge(self, todo: Sequence[int]) -> Any:
         """Every planned batch the units ``todo`` read that has not run yet, whole."""
         import numpy as np
@@ -430,10 +425,7 @@ class TableRows:
             entries = unit_entries(self.table, todo)
             return TableGroup(_first_use(self.table.g_input[entries]), entries)
         batch_of, batches = self._plan
-        if len(todo) == self.table.n_units:  # every unit (one launch): every planned batch, as each one's inputs are read
-            needed = np.arange(len(batches))
-        else:
-            needed = np.unique(batch_of[self.table.g_input[unit_entries(self.table, todo)]])
+        needed = np.unique(batch_of[self.table.g_input[unit_entries(self.table, todo)]])
         needed = needed[~self._ran[needed]]
         self._ran[needed] = True
         parts = [batches[b] for b in needed.tolist()]

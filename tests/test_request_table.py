@@ -108,31 +108,6 @@ def test_where_a_pass_costs_less_than_a_budget_the_table_path_runs_the_request_p
     assert execution_counts(table) == execution_counts(requests)
 
 
-@pytest.mark.parametrize(("model", "method"), CASES)
-def test_without_commits_the_planned_batches_run_as_one_launch_with_the_same_batches(tmp_path, models_dir, intra, model,
-                                                                                      method, monkeypatch):
-    """With nothing to commit (no cache) a request table's batches, planned over the whole run, are
-    launched together in order instead of commit group by commit group: the same batches in the same
-    order, so every record is the same bit for bit (``run.execution.one_launch`` says which ran)."""
-    from stereoset_eval.scoring.scorers import Scorer
-
-    real = Scorer.launch
-    launched: list[list[int]] = []
-
-    def launch(self: Scorer, rows: Any) -> Any:
-        launched.append(rows.codes.tolist())
-        return real(self, rows)
-
-    monkeypatch.setattr(Scorer, "launch", launch)
-    path = str(models_dir / model)
-    once = score(intra, path, method, batch_tokens=2048)
-    once_batches, launched[:] = list(launched), []
-    by_group = api.score_items(intra, model=path, method=method, device="cpu", cache_dir=tmp_path, batch_tokens=2048)
-    assert once_batches == launched and len(launched) > 1
-    assert records(once) == records(by_group)
-    assert once.provenance["run"]["execution"]["one_launch"] and not by_group.provenance["run"]["execution"]["one_launch"]
-
-
 def table_of(items: list, path: str, method: str) -> Any:
     """The request table ``prepare_table`` makes for the units of ``items`` (its distinct inputs:
     each runs once on the table path)."""

@@ -70,12 +70,12 @@ def _may_exceed(units: Sequence[UnitSpec], limit: int) -> Sequence[UnitSpec]:
     texts = [v for unit in units for v in unit.inputs.values()]
     if set(map(type, texts)) != {str}:
         return units
-    if 4 * max(map(len, texts), default=0) <= limit:  # every text passes cannot_exceed's first test
-        return []
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    wide = 4 * lengths > limit  # cannot_exceed's first test fails: its second decides
+    if not wide.any():  # every text passes the first test (every StereoSet text): none is checked further
+        return []
     counts = np.fromiter(map(len, (unit.inputs for unit in units)), dtype=np.int64, count=len(units))
     owner = np.repeat(np.arange(len(units), dtype=np.int64), counts)
-    wide = 4 * lengths > limit  # cannot_exceed's first test fails: its second decides
     ascii_ = np.fromiter(map(str.isascii, texts), dtype=bool, count=len(texts))
     sizes = lengths.copy()  # UTF-8 bytes: an ASCII text's are its characters
     other = np.flatnonzero(wide & ~ascii_ & (lengths <= limit))
